@@ -1,0 +1,1 @@
+"""Which files of a tree are indexed: ignore rules, content types, safe reads."""

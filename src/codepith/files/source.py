@@ -1,0 +1,54 @@
+"""Values that describe the files a walk selected and the ones it skipped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file chosen for indexing, as seen by a stat (content not read yet)."""
+
+    path: Path  # absolute path on disk (inside the root, symlinks not resolved)
+    rel_path: str  # relative to the root, '/'-separated, exactly as on disk (surrogateescape for odd bytes)
+    language: str  # e.g. "python", "markdown", "text"
+    kind: str  # "code" | "docs" | "config"
+    size: int
+    mtime_ns: int
+
+
+@dataclass
+class SkipReport:
+    """Counts and a few examples per reason a file was left out, so nothing is skipped silently."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+    max_examples: int = 3
+
+    def add(self, reason: str, rel_path: str) -> None:
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+        shown = self.examples.setdefault(reason, [])
+        if len(shown) < self.max_examples:
+            shown.append(rel_path)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def merge(self, other: SkipReport) -> None:
+        for reason, n in other.counts.items():
+            self.counts[reason] = self.counts.get(reason, 0) + n
+            shown = self.examples.setdefault(reason, [])
+            for ex in other.examples.get(reason, []):
+                if len(shown) < self.max_examples:
+                    shown.append(ex)
+
+    def to_dict(self) -> dict[str, object]:
+        return {r: {"count": n, "examples": list(self.examples.get(r, []))} for r, n in sorted(self.counts.items())}
+
+
+@dataclass(frozen=True)
+class WalkResult:
+    files: list[SourceFile]
+    skipped: SkipReport

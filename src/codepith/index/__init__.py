@@ -1,0 +1,1 @@
+"""Index a set of chunks two ways (lexical and dense) and keep them on disk."""

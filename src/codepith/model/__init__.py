@@ -1,0 +1,1 @@
+"""The static embedding model: the bundled default, local folders and hub ids."""

@@ -1,0 +1,1 @@
+"""Render results for agents and people: evidence packets, JSON, bounded reads, savings."""

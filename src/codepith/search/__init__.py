@@ -1,0 +1,1 @@
+"""Turn a query into ranked chunks: retrieve, fuse, re-rank."""
