@@ -31,16 +31,30 @@ def identifiers(text: str) -> list[str]:
     return _IDENT.findall(text)
 
 
+_EXPANSIONS: dict[str, tuple[str, ...]] = {}
+
+
+def _expand(ident: str) -> tuple[str, ...]:
+    """The tokens one identifier contributes; memoised because identifiers repeat heavily in code."""
+    got = _EXPANSIONS.get(ident)
+    if got is None:
+        whole = ident.lower()
+        parts = split_identifier(ident)
+        toks = [whole] if (len(whole) > 1 or whole.isdigit()) else []
+        if len(parts) > 1 or (parts and parts[0] != whole):
+            toks.extend(p for p in parts if len(p) > 1)
+        got = tuple(toks)
+        if len(_EXPANSIONS) < 500_000:
+            _EXPANSIONS[ident] = got
+    return got
+
+
 def tokenize(text: str) -> list[str]:
     """Tokens for BM25: each identifier whole (lower-cased) plus its parts when it has several."""
     out: list[str] = []
+    extend = out.extend
     for ident in _IDENT.findall(text):
-        whole = ident.lower()
-        parts = split_identifier(ident)
-        if len(whole) > 1 or whole.isdigit():
-            out.append(whole)
-        if len(parts) > 1:
-            out.extend(p for p in parts if len(p) > 1)
+        extend(_expand(ident))
     return out
 
 

@@ -1,0 +1,212 @@
+"""The public Python API: ``Index.from_path(...)``, ``index.search(...)``, ``index.find_related(...)``."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from codepith.chunks.chunk import Chunk
+from codepith.errors import CodepithError, PathError
+from codepith.files.source import SkipReport
+from codepith.files.types import CONTENT_TYPES
+from codepith.index import build, store
+from codepith.index.corpus import Corpus, CorpusPart
+from codepith.index.repo import RepoData
+from codepith.model.loader import StaticModel, load_model
+from codepith.search import engine
+from codepith.search.result import SearchResult
+
+log = logging.getLogger("codepith")
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    roots: tuple[str, ...]
+    content: str
+    model: str
+    model_digest: str
+    files: int
+    chunks: int
+    languages: dict[str, int]  # language -> files
+    skipped: SkipReport
+    refreshed_at: float
+
+
+def check_root(path: str | os.PathLike[str]) -> Path:
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise PathError(f"no such directory: {path}")
+    if not p.is_dir():
+        raise PathError(f"not a directory: {path} (give the folder to search)")
+    return p.resolve()
+
+
+def _prefixes(roots: Sequence[Path]) -> list[str]:
+    if len(roots) == 1:
+        return [""]
+    out: list[str] = []
+    used: set[str] = set()
+    for r in roots:
+        name = r.name or "root"
+        cand, n = name, 2
+        while cand in used:
+            cand, n = f"{name}-{n}", n + 1
+        used.add(cand)
+        out.append(cand + "/")
+    return out
+
+
+class Index:
+    """A searchable index over one or more folders, kept fresh against the files on disk."""
+
+    def __init__(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        content: str = "code",
+        model: str | StaticModel | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        max_file_bytes: int | None = None,
+        use_cache: bool = True,
+        progress: build.Progress | None = None,
+    ) -> None:
+        if content not in CONTENT_TYPES:
+            raise CodepithError(f"unknown content type {content!r}; choose one of {', '.join(CONTENT_TYPES)}")
+        if not paths:
+            raise PathError("no path to index")
+        roots = [check_root(p) for p in paths]
+        if len(set(roots)) != len(roots):
+            roots = list(dict.fromkeys(roots))
+        self.roots = roots
+        self.content = content
+        self.model = model if isinstance(model, StaticModel) else load_model(model)
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.max_file_bytes = max_file_bytes
+        self.use_cache = use_cache
+        self.last_stats: list[build.RefreshStats] = []
+        self._data: list[RepoData] = []
+        self.rebuilt: dict[str, str] = {}  # root -> why its cached index could not be used
+        for root in roots:
+            if use_cache:
+                data, reason = build.load_or_new(str(root), content, self.model, self.cache_dir)
+                if reason:
+                    self.rebuilt[str(root)] = reason
+            else:
+                info = self.model.info
+                data = RepoData(str(root), content, info.name, info.digest, info.dims)
+            self._data.append(data)
+        self._corpus: Corpus | None = None
+        self.refresh(progress=progress)
+
+    @classmethod
+    def from_path(
+        cls,
+        path: str | os.PathLike[str],
+        content: str = "code",
+        model: str | StaticModel | None = None,
+        **kwargs: object,
+    ) -> Index:
+        return cls([path], content=content, model=model, **kwargs)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_paths(
+        cls,
+        paths: Sequence[str | os.PathLike[str]],
+        content: str = "code",
+        model: str | StaticModel | None = None,
+        **kwargs: object,
+    ) -> Index:
+        return cls(paths, content=content, model=model, **kwargs)  # type: ignore[arg-type]
+
+    # -- freshness ---------------------------------------------------------------------------------
+    def refresh(self, progress: build.Progress | None = None) -> list[build.RefreshStats]:
+        """Re-read what changed on disk; save and rebuild the corpus only when something did."""
+        stats_all = []
+        changed = self._corpus is None
+        for data in self._data:
+            stats = build.refresh(data, self.model, max_file_bytes=self.max_file_bytes, progress=progress)
+            stats_all.append(stats)
+            if stats.dirty or self._corpus is None:
+                changed = changed or stats.dirty
+                if self.use_cache and (stats.dirty or not self._saved(data)):
+                    try:
+                        store.save(data, self.cache_dir)
+                    except OSError as exc:
+                        log.warning("could not write the index cache (%s); continuing in memory", exc.strerror or exc)
+        if changed:
+            prefixes = _prefixes(self.roots)
+            self._corpus = Corpus([CorpusPart(d, p) for d, p in zip(self._data, prefixes)], self.model.info.dims)
+        self.last_stats = stats_all
+        return stats_all
+
+    def _saved(self, data: RepoData) -> bool:
+        return (store.index_dir(data.root, data.content, data.model_digest, self.cache_dir) / "index.bin").exists()
+
+    @property
+    def corpus(self) -> Corpus:
+        assert self._corpus is not None
+        return self._corpus
+
+    # -- queries -----------------------------------------------------------------------------------
+    @property
+    def chunks(self) -> list[Chunk]:
+        return list(self.corpus.chunks)
+
+    def search(self, query: str, top_k: int = 10, *, mode: str = "hybrid", refresh: bool = True) -> list[SearchResult]:
+        if not query or not query.strip():
+            raise CodepithError("empty query")
+        if mode not in engine.MODES:
+            raise CodepithError(f"unknown mode {mode!r}; choose one of {', '.join(engine.MODES)}")
+        if refresh:
+            self.refresh()
+        return engine.search(self.corpus, self.model, query, top_k, mode=mode)
+
+    def find_related(self, file_path: str, line: int, top_k: int = 5, *, refresh: bool = True) -> list[SearchResult]:
+        if refresh:
+            self.refresh()
+        corpus = self.corpus
+        rel = file_path.replace(os.sep, "/")
+        if rel.startswith("./"):
+            rel = rel[2:]
+        if not corpus.chunk_indices(rel):
+            abs_try = Path(file_path)
+            if abs_try.is_absolute():
+                for root, prefix in zip(self.roots, _prefixes(self.roots)):
+                    try:
+                        rel = prefix + abs_try.resolve().relative_to(root).as_posix()
+                        break
+                    except ValueError:
+                        continue
+        idxs = corpus.chunk_indices(rel)
+        if not idxs:
+            raise PathError(f"not in the index: {file_path}")
+        at = corpus.chunk_at(rel, line)
+        if at is None:
+            last = max(corpus.chunks[i].end_line for i in idxs)
+            raise PathError(f"line {line} is outside the indexed chunks of {rel} (1-{last})")
+        return engine.related(corpus, at, top_k)
+
+    def status(self) -> IndexStatus:
+        langs: dict[str, int] = {}
+        skipped = SkipReport()
+        files = 0
+        for data in self._data:
+            skipped.merge(data.skipped())
+            for rec in data.files.values():
+                if not rec.skip:
+                    files += 1
+                    langs[rec.language] = langs.get(rec.language, 0) + 1
+        return IndexStatus(
+            roots=tuple(str(r) for r in self.roots),
+            content=self.content,
+            model=self.model.info.name,
+            model_digest=self.model.info.digest,
+            files=files,
+            chunks=len(self.corpus),
+            languages=dict(sorted(langs.items(), key=lambda kv: -kv[1])),
+            skipped=skipped,
+            refreshed_at=max((d.refreshed_at for d in self._data), default=0.0),
+        )

@@ -1,0 +1,159 @@
+"""Bring a repository's index up to date: only added and changed files are read, chunked and embedded.
+
+Per-file work depends on that file alone, and everything global is derived from the sorted file records,
+so an incrementally refreshed index equals a full rebuild of the same tree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from codepith.chunks.chunk import Chunk
+from codepith.chunks.chunker import chunk_file
+from codepith.files.read import read_text
+from codepith.files.source import SkipReport, SourceFile
+from codepith.files.walk import walk
+from codepith.index import store
+from codepith.index.lexical import TermCounts
+from codepith.index.repo import FileRecord, RepoData
+from codepith.index.tokens import tokenize
+from codepith.model.loader import StaticModel
+
+log = logging.getLogger("codepith")
+
+Progress = Callable[[int, int], None]  # (files done, files to do)
+
+
+@dataclass
+class RefreshStats:
+    root: str
+    files: int = 0
+    chunks: int = 0
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    touched: int = 0  # mtime moved but content is the same: only the record changes
+    seconds: float = 0.0
+    rebuilt: str | None = None  # why the cache was not usable, when it was not
+    skipped: SkipReport = field(default_factory=SkipReport)
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.added or self.changed or self.removed or self.touched)
+
+
+def embed_text(chunk: Chunk) -> str:
+    """What the dense model sees: the path adds words the code itself may lack (e.g. 'middleware/cors')."""
+    return f"{chunk.file_path}\n{chunk.content}"
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _index_file(sf: SourceFile, text: str) -> tuple[list[Chunk], list[TermCounts]]:
+    chunks = chunk_file(sf.rel_path, text, sf.language)
+    terms = [TermCounts.from_tokens(tokenize(c.content)) for c in chunks]
+    return chunks, terms
+
+
+def load_or_new(root: str, content: str, model: StaticModel, cache: Path | None = None) -> tuple[RepoData, str | None]:
+    """The cached index, or an empty one (with the reason) when none is usable."""
+    info = model.info
+    reason: str | None = None
+    try:
+        data = store.load(root, content, info.digest, cache)
+    except store.CacheError as exc:
+        reason = str(exc)
+        log.warning("cached index for %s is unusable (%s); rebuilding", root, reason)
+        data = None
+    if data is None:
+        data = RepoData(root=root, content=content, model_name=info.name, model_digest=info.digest, dims=info.dims)
+    return data, reason
+
+
+def refresh(
+    data: RepoData,
+    model: StaticModel,
+    *,
+    max_file_bytes: int | None = None,
+    progress: Progress | None = None,
+) -> RefreshStats:
+    """Update ``data`` in place to match the tree on disk."""
+    t0 = time.perf_counter()
+    root = Path(data.root)
+    walked = walk(root, data.content, max_file_bytes)
+    stats = RefreshStats(root=data.root)
+    seen: set[str] = set()
+    todo: list[tuple[SourceFile, str, str]] = []  # (file, text, digest)
+    for sf in walked.files:
+        seen.add(sf.rel_path)
+        old = data.files.get(sf.rel_path)
+        if old is not None and old.size == sf.size and old.mtime_ns == sf.mtime_ns:
+            stats.unchanged += 1
+            continue
+        text, reason = read_text(sf.path)
+        if text is None:
+            rec = FileRecord(sf.rel_path, sf.size, sf.mtime_ns, "", [], [], np.zeros((0, data.dims), np.float32))
+            rec.skip = reason or "unreadable"
+            rec.language = sf.language
+            if old is None:
+                stats.added += 1
+            elif old.skip != rec.skip:
+                stats.changed += 1
+            data.files[sf.rel_path] = rec
+            continue
+        digest = _digest(text)
+        if old is not None and old.digest == digest and old.skip is None:
+            old.size, old.mtime_ns = sf.size, sf.mtime_ns  # touched, not changed
+            stats.touched += 1
+            continue
+        if old is None:
+            stats.added += 1
+        else:
+            stats.changed += 1
+        todo.append((sf, text, digest))
+    for rel in [r for r in data.files if r not in seen]:
+        del data.files[rel]
+        stats.removed += 1
+
+    # Chunk every changed file, then embed all new chunks in one batch (much faster than per file).
+    pending: list[tuple[SourceFile, str, str, list[Chunk], list[TermCounts]]] = []
+    for i, (sf, text, digest) in enumerate(todo):
+        chunks, terms = _index_file(sf, text)
+        pending.append((sf, text, digest, chunks, terms))
+        if progress is not None:
+            progress(i + 1, len(todo))
+    all_chunks = [c for *_, chunks, _ in pending for c in chunks]
+    vectors = model.encode([embed_text(c) for c in all_chunks]) if all_chunks else None
+    row = 0
+    for sf, text, digest, chunks, terms in pending:
+        n = len(chunks)
+        vec = vectors[row : row + n] if vectors is not None else np.zeros((0, data.dims), np.float32)
+        row += n
+        data.files[sf.rel_path] = FileRecord(
+            rel_path=sf.rel_path,
+            size=sf.size,
+            mtime_ns=sf.mtime_ns,
+            digest=digest,
+            chunks=chunks,
+            terms=terms,
+            vectors=np.ascontiguousarray(vec, dtype=np.float32),
+            chars=len(text),
+            language=sf.language,
+        )
+    data.walk_skipped = walked.skipped
+    data.refreshed_at = time.time()
+    stats.files = sum(1 for r in data.files.values() if not r.skip)
+    stats.chunks = data.n_chunks
+    stats.skipped = data.skipped()
+    stats.seconds = time.perf_counter() - t0
+    return stats

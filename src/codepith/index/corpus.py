@@ -1,0 +1,76 @@
+"""One searchable corpus from one or more repositories' records: chunk list, vector matrix, BM25.
+
+Derived entirely from the sorted file records, so it is rebuilt (cheaply) whenever a refresh changed
+anything, and several repositories become one corpus by prefixing their paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from codepith.chunks.chunk import Chunk
+from codepith.index.lexical import BM25, TermCounts
+from codepith.index.repo import RepoData
+from codepith.index.tokens import tokenize
+
+
+@dataclass(frozen=True)
+class CorpusPart:
+    data: RepoData
+    prefix: str  # "" for a single repository, else "<repo-name>/"
+
+
+class Corpus:
+    def __init__(self, parts: Sequence[CorpusPart], dims: int) -> None:
+        chunks: list[Chunk] = []
+        terms: list[TermCounts] = []
+        vectors: list[np.ndarray] = []
+        file_of_chunk: list[int] = []
+        self.files: list[str] = []
+        self.file_chars: list[int] = []
+        self.part_of_file: list[int] = []
+        for p_i, part in enumerate(parts):
+            for rel in sorted(part.data.files):
+                rec = part.data.files[rel]
+                if rec.skip or not rec.chunks:
+                    continue
+                f_i = len(self.files)
+                self.files.append(part.prefix + rel)
+                self.file_chars.append(rec.chars)
+                self.part_of_file.append(p_i)
+                for c in rec.chunks:
+                    chunks.append(replace(c, file_path=part.prefix + rel) if part.prefix else c)
+                    file_of_chunk.append(f_i)
+                terms.extend(rec.terms)
+                vectors.append(rec.vectors)
+        self.parts = list(parts)
+        self.chunks = chunks
+        self.file_of_chunk = np.asarray(file_of_chunk, dtype=np.int32)
+        self.vectors = np.concatenate(vectors) if vectors else np.zeros((0, dims), dtype=np.float32)
+        self.bm25 = BM25(terms)
+        # A second, small lexical index over file paths: 'cors middleware' should find middleware/cors.py.
+        self.path_bm25 = BM25([TermCounts.from_tokens(tokenize(f.replace("/", " ").replace(".", " "))) for f in self.files])
+        self._by_file: dict[str, list[int]] = {}
+        for i, c in enumerate(chunks):
+            self._by_file.setdefault(c.file_path, []).append(i)
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def chunk_indices(self, file_path: str) -> list[int]:
+        return self._by_file.get(file_path, [])
+
+    def chunk_at(self, file_path: str, line: int) -> int | None:
+        """The smallest chunk of that file whose span holds the line (None when none does)."""
+        best: int | None = None
+        for i in self._by_file.get(file_path, []):
+            c = self.chunks[i]
+            if c.start_line <= line <= c.end_line:
+                if best is None or (c.end_line - c.start_line) < (
+                    self.chunks[best].end_line - self.chunks[best].start_line
+                ):
+                    best = i
+        return best

@@ -1,0 +1,50 @@
+"""What the index keeps per repository: one record per file, so a refresh only redoes changed files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from codepith.chunks.chunk import Chunk
+from codepith.files.source import SkipReport
+from codepith.index.lexical import TermCounts
+
+
+@dataclass
+class FileRecord:
+    rel_path: str
+    size: int
+    mtime_ns: int
+    digest: str  # content hash; confirms a change that size/mtime suggest
+    chunks: list[Chunk]
+    terms: list[TermCounts]  # one per chunk
+    vectors: np.ndarray  # (len(chunks), dims) float32, L2-normalised
+    skip: str | None = None  # why the file holds no chunks although the walk selected it (e.g. "binary")
+    chars: int = 0  # characters of the file's text (what an agent would read without codepith)
+    language: str = "text"
+
+
+@dataclass
+class RepoData:
+    root: str  # absolute path of the indexed folder
+    content: str
+    model_name: str
+    model_digest: str
+    dims: int
+    files: dict[str, FileRecord] = field(default_factory=dict)
+    walk_skipped: SkipReport = field(default_factory=SkipReport)
+    refreshed_at: float = 0.0
+
+    def skipped(self) -> SkipReport:
+        """Everything left out: by the walk, and files whose content turned out unusable."""
+        report = SkipReport()
+        report.merge(self.walk_skipped)
+        for rec in self.files.values():
+            if rec.skip:
+                report.add(rec.skip, rec.rel_path)
+        return report
+
+    @property
+    def n_chunks(self) -> int:
+        return sum(len(r.chunks) for r in self.files.values())
