@@ -1,0 +1,587 @@
+"""Syntax-aware chunking: definitions become chunks, big ones split into members, small statements grouped.
+
+Budget: a chunk holds at most MAX_LINES lines and MAX_BYTES bytes. 60 lines / 2400 bytes keeps a typical
+function or small class whole (the unit an agent wants to read) while staying short enough that a static
+embedding (a mean of token vectors) is not diluted and BM25 length normalisation stays meaningful.
+
+The walk only descends into nodes that are too big, so a file costs roughly one pass over its top-level
+nodes plus the members of its large definitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+MAX_LINES = 60
+MAX_BYTES = 2400
+TINY_LINES = 3  # members this short group with their neighbours inside a split class
+FUNCTION_KINDS = frozenset({"function", "method", "macro", "test", "constructor"})
+# kinds whose members are worth listing as symbols of the chunk that holds them
+MEMBER_KINDS = frozenset(
+    {"class", "struct", "trait", "impl", "module", "namespace", "object", "protocol", "instance", "extension"}
+)
+
+_IDENT = frozenset(
+    {
+        "identifier", "type_identifier", "field_identifier", "property_identifier", "simple_identifier",
+        "constant", "name", "word", "namespace_identifier", "package_identifier", "variable", "module_id",
+        "alias", "private_property_identifier", "destructor_name", "operator_name", "constructor",
+        "shorthand_property_identifier", "type_constructor",
+    }
+)  # fmt: skip
+_NAME_FIELDS = ("name", "declarator", "method", "field", "type")
+
+
+def _text(node: Node) -> str:
+    raw = node.text
+    return raw.decode("utf-8", "replace") if raw else ""
+
+
+def _ident(node: Node | None, depth: int = 0) -> str:
+    """The bare name inside a name-ish node: `a::b::c` -> c, `*f(int)` -> f, `M:bar` -> bar."""
+    if node is None or depth > 6:
+        return ""
+    if node.type in _IDENT or node.child_count == 0:
+        return _text(node)
+    if node.type in ("string", "string_literal", "interpreted_string_literal"):
+        return _text(node).strip("\"'`")
+    for field_name in _NAME_FIELDS:
+        child = node.child_by_field_name(field_name)
+        if child is not None:
+            return _ident(child, depth + 1)
+    for child in node.named_children:
+        if child.type in _IDENT:
+            return _text(child)
+    return ""
+
+
+def _def_name(node: Node) -> str:
+    for field_name in _NAME_FIELDS:
+        child = node.child_by_field_name(field_name)
+        if child is not None:
+            return _ident(child)
+    for child in node.named_children:
+        if child.type in _IDENT:
+            return _text(child)
+    return ""
+
+
+Classified = tuple[str, str, Node]  # (kind, name, node whose children hold the body)
+Special = Callable[[Node], "Classified | None"]
+
+
+@dataclass(frozen=True)
+class LangSpec:
+    """Which node types are definitions in one grammar, and how to read their names."""
+
+    defs: dict[str, str]  # node type -> kind
+    wrappers: frozenset[str] = frozenset()  # nodes that wrap a definition (decorators, export, template)
+    prefixes: frozenset[str] = frozenset({"comment"})  # attach to the next definition when adjacent
+    transparent: frozenset[str] = frozenset()  # containers that are always opened (haskell `declarations`)
+    needs_body: frozenset[str] = frozenset()  # a definition only if it has a body (C `struct x;` is not)
+    special: dict[str, Special] = field(default_factory=dict)
+
+
+# -- special cases -------------------------------------------------------------------------------------
+
+_JS_FUNC_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function", "class"}
+)
+
+
+def _js_declaration(node: Node) -> Classified | None:
+    """`const f = () => ...` / `const C = class {...}` define f / C."""
+    declarators = [c for c in node.named_children if c.type == "variable_declarator"]
+    if len(declarators) != 1:
+        return None
+    value = declarators[0].child_by_field_name("value")
+    if value is None or value.type not in _JS_FUNC_VALUES:
+        return None
+    kind = "class" if value.type == "class" else "function"
+    return kind, _ident(declarators[0].child_by_field_name("name")), value
+
+
+def _js_field(node: Node) -> Classified | None:
+    value = node.child_by_field_name("value")
+    if value is None or value.type not in _JS_FUNC_VALUES:
+        return None
+    return "method", _ident(node.child_by_field_name("name")), value
+
+
+def _go_type(node: Node) -> Classified | None:
+    for spec in node.named_children:
+        if spec.type in ("type_spec", "type_alias"):
+            body = spec.child_by_field_name("type")
+            kind = {"struct_type": "struct", "interface_type": "interface"}.get(
+                body.type if body else "", "type"
+            )
+            return kind, _ident(spec.child_by_field_name("name")), node
+    return None
+
+
+def _zig_var(node: Node) -> Classified | None:
+    kinds = {"struct_declaration": "struct", "enum_declaration": "enum", "union_declaration": "union",
+             "opaque_declaration": "struct"}  # fmt: skip
+    for child in node.named_children:
+        if child.type in kinds:
+            return kinds[child.type], _def_name(node), node
+    return None
+
+
+def _zig_test(node: Node) -> Classified | None:
+    for child in node.named_children:
+        if child.type in ("string", "identifier"):
+            return "test", _text(child).strip('"'), node
+    return "test", "", node
+
+
+_ELIXIR_DEFS = {
+    "defmodule": "module", "defprotocol": "protocol", "defimpl": "impl", "def": "function",
+    "defp": "function", "defmacro": "macro", "defmacrop": "macro", "defguard": "function",
+    "defguardp": "function", "defdelegate": "function",
+}  # fmt: skip
+
+
+def _elixir_call(node: Node) -> Classified | None:
+    target = node.child_by_field_name("target")
+    if target is None or target.type != "identifier":
+        return None
+    kind = _ELIXIR_DEFS.get(_text(target))
+    if kind is None:
+        return None
+    args = next((c for c in node.named_children if c.type == "arguments"), None)
+    first = args.named_children[0] if args is not None and args.named_child_count else None
+    if first is not None and first.type == "binary_operator":  # `def f(x) when guard`
+        first = first.child_by_field_name("left")
+    if first is not None and first.type == "call":
+        first = first.child_by_field_name("target")
+    return kind, _text(first) if first is not None else "", node
+
+
+def _lua_assign(node: Node) -> Classified | None:
+    """`M.f = function() ... end` and `local f = function() ... end`."""
+    assign = (
+        node
+        if node.type == "assignment_statement"
+        else next((c for c in node.named_children if c.type == "assignment_statement"), None)
+    )
+    if assign is None:
+        return None
+    values = next((c for c in assign.named_children if c.type == "expression_list"), None)
+    names = next((c for c in assign.named_children if c.type == "variable_list"), None)
+    if values is None or names is None or values.named_child_count != 1 or names.named_child_count != 1:
+        return None
+    if values.named_children[0].type != "function_definition":
+        return None
+    return "function", _ident(names.named_children[0]), node
+
+
+# -- language tables -----------------------------------------------------------------------------------
+
+_C_DEFS = {
+    "function_definition": "function", "struct_specifier": "struct", "union_specifier": "union",
+    "enum_specifier": "enum", "type_definition": "type", "preproc_function_def": "macro",
+}  # fmt: skip
+_JS_DEFS = {
+    "function_declaration": "function", "generator_function_declaration": "function",
+    "class_declaration": "class", "abstract_class_declaration": "class", "method_definition": "method",
+    "interface_declaration": "interface", "type_alias_declaration": "type", "enum_declaration": "enum",
+    "internal_module": "namespace", "module": "module", "function_signature": "function",
+}  # fmt: skip
+_JS_SPECIAL: dict[str, Special] = {
+    "lexical_declaration": _js_declaration, "variable_declaration": _js_declaration,
+    "public_field_definition": _js_field, "field_definition": _js_field,
+}  # fmt: skip
+_JS = LangSpec(
+    defs=_JS_DEFS,
+    wrappers=frozenset({"export_statement", "expression_statement", "ambient_declaration"}),
+    prefixes=frozenset({"comment", "decorator"}),
+    special=_JS_SPECIAL,
+)
+
+SPECS: dict[str, LangSpec] = {
+    "python": LangSpec(
+        defs={"function_definition": "function", "class_definition": "class"},
+        wrappers=frozenset({"decorated_definition"}),
+    ),
+    "javascript": _JS,
+    "typescript": _JS,
+    "tsx": _JS,
+    "go": LangSpec(
+        defs={"function_declaration": "function", "method_declaration": "method"},
+        special={"type_declaration": _go_type},
+    ),
+    "rust": LangSpec(
+        defs={
+            "function_item": "function",
+            "function_signature_item": "function",
+            "struct_item": "struct",
+            "enum_item": "enum",
+            "union_item": "union",
+            "trait_item": "trait",
+            "impl_item": "impl",
+            "mod_item": "module",
+            "macro_definition": "macro",
+            "type_item": "type",
+        },
+        prefixes=frozenset({"line_comment", "block_comment", "attribute_item"}),
+        needs_body=frozenset({"mod_item"}),
+    ),  # fmt: skip
+    "c": LangSpec(
+        defs=_C_DEFS, needs_body=frozenset({"struct_specifier", "union_specifier", "enum_specifier"})
+    ),
+    "cpp": LangSpec(
+        defs={
+            **_C_DEFS,
+            "class_specifier": "class",
+            "namespace_definition": "namespace",
+            "concept_definition": "type",
+            "alias_declaration": "type",
+        },
+        wrappers=frozenset({"template_declaration", "declaration"}),
+        needs_body=frozenset({"struct_specifier", "union_specifier", "enum_specifier", "class_specifier"}),
+    ),  # fmt: skip
+    "csharp": LangSpec(
+        defs={
+            "class_declaration": "class",
+            "struct_declaration": "struct",
+            "interface_declaration": "interface",
+            "enum_declaration": "enum",
+            "record_declaration": "class",
+            "namespace_declaration": "namespace",
+            "method_declaration": "method",
+            "constructor_declaration": "constructor",
+            "destructor_declaration": "method",
+            "operator_declaration": "method",
+            "property_declaration": "property",
+            "delegate_declaration": "type",
+            "local_function_statement": "function",
+        },
+        prefixes=frozenset({"comment", "attribute_list"}),
+    ),  # fmt: skip
+    "java": LangSpec(
+        defs={
+            "class_declaration": "class",
+            "interface_declaration": "interface",
+            "enum_declaration": "enum",
+            "record_declaration": "class",
+            "annotation_type_declaration": "interface",
+            "method_declaration": "method",
+            "constructor_declaration": "constructor",
+            "compact_constructor_declaration": "constructor",
+        },
+        prefixes=frozenset({"line_comment", "block_comment"}),
+    ),  # fmt: skip
+    "kotlin": LangSpec(
+        defs={
+            "class_declaration": "class",
+            "object_declaration": "object",
+            "companion_object": "object",
+            "function_declaration": "function",
+            "type_alias": "type",
+            "secondary_constructor": "constructor",
+        },
+        prefixes=frozenset({"line_comment", "block_comment", "comment"}),
+    ),  # fmt: skip
+    "scala": LangSpec(
+        defs={
+            "class_definition": "class",
+            "object_definition": "object",
+            "trait_definition": "trait",
+            "enum_definition": "enum",
+            "function_definition": "function",
+            "function_declaration": "function",
+            "type_definition": "type",
+            "given_definition": "object",
+            "extension_definition": "extension",
+        },
+        prefixes=frozenset({"comment", "block_comment"}),
+    ),  # fmt: skip
+    "swift": LangSpec(
+        defs={
+            "class_declaration": "class",
+            "protocol_declaration": "protocol",
+            "function_declaration": "function",
+            "init_declaration": "constructor",
+            "deinit_declaration": "method",
+            "subscript_declaration": "method",
+            "typealias_declaration": "type",
+            "protocol_function_declaration": "function",
+        },
+        prefixes=frozenset({"comment", "multiline_comment"}),
+    ),  # fmt: skip
+    "lua": LangSpec(
+        defs={"function_declaration": "function"},
+        special={"variable_declaration": _lua_assign, "assignment_statement": _lua_assign},
+    ),
+    "zig": LangSpec(
+        defs={"function_declaration": "function"},
+        special={"variable_declaration": _zig_var, "test_declaration": _zig_test},
+    ),
+    "bash": LangSpec(defs={"function_definition": "function"}),
+    "elixir": LangSpec(
+        defs={}, prefixes=frozenset({"comment", "unary_operator"}), special={"call": _elixir_call}
+    ),
+    "haskell": LangSpec(
+        defs={
+            "function": "function",
+            "bind": "function",
+            "signature": "function",
+            "data_type": "type",
+            "newtype": "type",
+            "type_synomym": "type",
+            "type_family": "type",
+            "data_family": "type",
+            "class": "class",
+            "instance": "instance",
+            "foreign_import": "function",
+        },
+        prefixes=frozenset({"comment", "haddock", "pragma"}),
+        transparent=frozenset({"declarations", "imports"}),
+    ),  # fmt: skip
+    "ruby": LangSpec(
+        defs={
+            "method": "method",
+            "singleton_method": "method",
+            "class": "class",
+            "module": "module",
+            "singleton_class": "class",
+        },
+    ),  # fmt: skip
+    "php": LangSpec(
+        defs={
+            "function_definition": "function",
+            "class_declaration": "class",
+            "interface_declaration": "interface",
+            "trait_declaration": "trait",
+            "enum_declaration": "enum",
+            "method_declaration": "method",
+            "namespace_definition": "namespace",
+        },
+        needs_body=frozenset({"namespace_definition"}),
+    ),  # fmt: skip
+}
+
+
+def classify(node: Node, spec: LangSpec) -> Classified | None:
+    """(kind, name, body node) if ``node`` defines something, else None."""
+    kind = spec.defs.get(node.type)
+    if kind is not None:
+        if node.type in spec.needs_body and node.child_by_field_name("body") is None:
+            return None
+        return kind, _def_name(node), node
+    special = spec.special.get(node.type)
+    if special is not None:
+        return special(node)
+    if node.type in spec.wrappers:
+        for child in reversed(node.named_children):
+            found = classify(child, spec)
+            if found is not None:
+                return found
+    return None
+
+
+# -- the walk ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Item:
+    node: Node
+    start: int  # 0-based rows, inclusive
+    end: int
+    sbyte: int
+    ebyte: int
+    kind: str | None = None  # None: a plain statement or token
+    name: str = ""
+    prefix: bool = False
+    named: bool = True
+
+
+@dataclass
+class Piece:
+    """A chunk-to-be: 0-based inclusive rows plus what it defines."""
+
+    start: int
+    end: int
+    symbols: list[str]
+    kind: str
+    group: bool = False  # made of grouped statements rather than one definition
+    anon_only: bool = False  # only punctuation/keywords (a lone closing brace)
+
+
+def _rows(node: Node) -> tuple[int, int]:
+    start = node.start_point[0]
+    end_row, end_col = node.end_point
+    if end_col == 0 and end_row > start:  # node ends with its newline
+        end_row -= 1
+    return start, end_row
+
+
+def _fits(start: int, end: int, sbyte: int, ebyte: int) -> bool:
+    return end - start < MAX_LINES and ebyte - sbyte <= MAX_BYTES
+
+
+def _windows(start: int, end: int, symbols: list[str], kind: str) -> list[Piece]:
+    return [
+        Piece(s, min(s + MAX_LINES - 1, end), list(symbols), kind) for s in range(start, end + 1, MAX_LINES)
+    ]
+
+
+class _Walker:
+    def __init__(self, spec: LangSpec) -> None:
+        self.spec = spec
+
+    def expand(self, nodes: Iterable[Node], out: list[_Item]) -> list[_Item]:
+        """Items for ``nodes``; oversized non-definitions are opened so their parts can be grouped."""
+        spec = self.spec
+        for node in nodes:
+            if node.type in spec.transparent:
+                self.expand(node.children, out)
+                continue
+            start, end = _rows(node)
+            sbyte, ebyte = node.start_byte, node.end_byte
+            found = classify(node, spec) if node.is_named else None
+            if found is not None:
+                out.append(_Item(found[2], start, end, sbyte, ebyte, found[0], found[1]))
+            elif not _fits(start, end, sbyte, ebyte) and node.child_count:
+                self.expand(node.children, out)
+            else:
+                out.append(
+                    _Item(
+                        node, start, end, sbyte, ebyte, prefix=node.type in spec.prefixes, named=node.is_named
+                    )
+                )
+        return out
+
+    def attach(self, items: list[_Item]) -> list[_Item]:
+        """Glue comments/attributes to the definition right below them; join same-name clauses."""
+        out: list[_Item] = []
+        for item in items:
+            if item.kind is not None:
+                first = len(out)
+                while (
+                    first > 0
+                    and out[first - 1].prefix
+                    and out[first - 1].end >= (out[first].start if first < len(out) else item.start) - 1
+                ):
+                    first -= 1
+                if first < len(out):
+                    item.start, item.sbyte = out[first].start, out[first].sbyte
+                    del out[first:]
+                prev = out[-1] if out else None
+                if (
+                    prev is not None
+                    and prev.kind is not None
+                    and item.name
+                    and prev.name == item.name
+                    and prev.kind == item.kind
+                    and _fits(prev.start, item.end, prev.sbyte, item.ebyte)
+                ):  # haskell equations + signature, elixir multi-clause defs, overloads
+                    prev.end, prev.ebyte = item.end, item.ebyte
+                    continue
+            out.append(item)
+        return out
+
+    def member_names(self, node: Node, out: list[str], depth: int = 0) -> None:
+        """Names defined directly inside a container (methods of a class, items of an impl).
+
+        Only the body is scanned (or the direct children when the grammar has no body field), so the
+        cost is one look at each member, not a walk of the whole subtree.
+        """
+        body = node.child_by_field_name("body") if depth == 0 else None
+        for child in (body if body is not None else node).named_children:
+            found = classify(child, self.spec)
+            if found is not None:
+                if found[1]:
+                    out.append(found[1])
+                if found[0] in MEMBER_KINDS:
+                    self.member_names(found[2], out)
+            elif depth < 1 and body is None and child.named_child_count:
+                self.member_names(child, out, depth + 1)
+
+    def sequence(self, items: list[_Item], level: int, ctx_kind: str) -> list[Piece]:
+        """Pieces for sibling items: definitions alone, everything else grouped up to the budget."""
+        pieces: list[Piece] = []
+        group: list[_Item] = []
+
+        def flush() -> None:
+            if group:
+                names = [i.name for i in group if i.kind is not None and i.name]
+                anon = not any(i.named for i in group)
+                pieces.append(Piece(group[0].start, group[-1].end, names, ctx_kind, True, anon))
+                group.clear()
+
+        for item in self.attach(items):
+            size = item.end - item.start + 1
+            if item.kind is not None and (level == 0 or size > TINY_LINES):
+                flush()
+                pieces.extend(self.definition(item, level))
+            elif not _fits(item.start, item.end, item.sbyte, item.ebyte):
+                flush()
+                pieces.extend(_windows(item.start, item.end, [item.name] if item.name else [], ctx_kind))
+            else:
+                if group and not _fits(group[0].start, item.end, group[0].sbyte, item.ebyte):
+                    flush()
+                group.append(item)
+        flush()
+        if len(pieces) > 1 and pieces[-1].anon_only:  # a lone closing brace joins the piece above
+            tail = pieces.pop()
+            pieces[-1].end = max(pieces[-1].end, tail.end)
+        return pieces
+
+    def definition(self, item: _Item, level: int) -> list[Piece]:
+        name, kind = item.name, item.kind or "code"
+        if _fits(item.start, item.end, item.sbyte, item.ebyte):
+            symbols = [name] if name else []
+            if kind in MEMBER_KINDS:
+                self.member_names(item.node, symbols)
+            return [Piece(item.start, item.end, _dedupe(symbols), kind)]
+        pieces = self.sequence(self.expand(item.node.children, []), level + 1, kind)
+        if not pieces:
+            return _windows(item.start, item.end, [name] if name else [], kind)
+        if pieces[0].start > item.start:
+            if _fits(item.start, pieces[0].end, item.sbyte, item.sbyte):
+                pieces[0].start = item.start
+            else:  # a long comment or decorator run above a split definition becomes its own piece
+                pieces.insert(0, Piece(item.start, pieces[0].start - 1, [], kind, True))
+        pieces[-1].end = max(pieces[-1].end, item.end)
+        if not name:
+            return pieces
+        if kind in FUNCTION_KINDS:
+            for piece in pieces:
+                piece.symbols = _dedupe([name, *piece.symbols])
+                piece.kind = kind
+            return pieces
+        head = pieces[0]
+        if head.group and len(pieces) > 1 and head.end - head.start < 2 and not head.symbols:
+            pieces[1].start = head.start  # a bare `class Foo {` line joins its first member
+            pieces.pop(0)
+            head = pieces[0]
+        head.symbols = _dedupe([name, *head.symbols])
+        if head.group:
+            head.kind = kind
+        for piece in pieces[1:]:
+            if not piece.symbols:  # fields and other plain parts of the definition
+                piece.symbols = [name]
+        return pieces
+
+
+def _dedupe(names: list[str]) -> list[str]:
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def syntax_pieces(root: Node, language: str) -> list[Piece] | None:
+    """Pieces for a parsed file, or None when the language has no table or the parse is mostly errors."""
+    spec = SPECS.get(language)
+    if spec is None:
+        return None
+    if root.has_error:
+        total = max(1, root.end_byte - root.start_byte)
+        broken = sum(c.end_byte - c.start_byte for c in root.children if c.type == "ERROR" or c.is_missing)
+        if root.type == "ERROR" or broken * 2 > total:
+            return None
+    walker = _Walker(spec)
+    return walker.sequence(walker.expand(root.children, []), 0, "module")
