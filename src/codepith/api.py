@@ -210,3 +210,25 @@ class Index:
             skipped=skipped,
             refreshed_at=max((d.refreshed_at for d in self._data), default=0.0),
         )
+
+    def source_chars(self, results: Sequence[SearchResult]) -> int:
+        """Characters of the distinct files behind these results: what reading them whole would cost."""
+        corpus = self.corpus
+        seen: set[int] = set()
+        total = 0
+        for r in results:
+            idxs = corpus.chunk_indices(r.chunk.file_path)
+            if idxs:
+                f = int(corpus.file_of_chunk[idxs[0]])
+                if f not in seen:
+                    seen.add(f)
+                    total += corpus.file_chars[f]
+        return total
+
+    def locate(self, file_path: str) -> tuple[Path, str]:
+        """(root, path relative to it) for a result path, undoing a multi-repository prefix."""
+        prefixes = _prefixes(self.roots)
+        for root, prefix in zip(self.roots, prefixes):
+            if prefix and file_path.startswith(prefix):
+                return root, file_path[len(prefix) :]
+        return self.roots[0], file_path

@@ -28,6 +28,7 @@ from codepith.model.loader import StaticModel
 
 log = logging.getLogger("codepith")
 
+RACY_NS = 2_000_000_000
 Progress = Callable[[int, int], None]  # (files done, files to do)
 
 
@@ -89,6 +90,9 @@ def refresh(
 ) -> RefreshStats:
     """Update ``data`` in place to match the tree on disk."""
     t0 = time.perf_counter()
+    # Racy-git rule: a file modified within RACY_NS of this look may change again without its size or
+    # mtime moving, so its stat is not trusted next time and its content hash decides.
+    racy_after = time.time_ns() - RACY_NS
     root = Path(data.root)
     walked = walk(root, data.content, max_file_bytes)
     stats = RefreshStats(root=data.root)
@@ -97,7 +101,7 @@ def refresh(
     for sf in walked.files:
         seen.add(sf.rel_path)
         old = data.files.get(sf.rel_path)
-        if old is not None and old.size == sf.size and old.mtime_ns == sf.mtime_ns:
+        if old is not None and old.size == sf.size and old.mtime_ns == sf.mtime_ns and not old.racy:
             stats.unchanged += 1
             continue
         text, reason = read_text(sf.path)
@@ -105,6 +109,7 @@ def refresh(
             rec = FileRecord(sf.rel_path, sf.size, sf.mtime_ns, "", [], [], np.zeros((0, data.dims), np.float32))
             rec.skip = reason or "unreadable"
             rec.language = sf.language
+            rec.racy = sf.mtime_ns >= racy_after
             if old is None:
                 stats.added += 1
             elif old.skip != rec.skip:
@@ -113,8 +118,12 @@ def refresh(
             continue
         digest = _digest(text)
         if old is not None and old.digest == digest and old.skip is None:
-            old.size, old.mtime_ns = sf.size, sf.mtime_ns  # touched, not changed
-            stats.touched += 1
+            if (old.size, old.mtime_ns, old.racy) != (sf.size, sf.mtime_ns, sf.mtime_ns >= racy_after):
+                old.size, old.mtime_ns = sf.size, sf.mtime_ns  # touched, not changed
+                old.racy = sf.mtime_ns >= racy_after
+                stats.touched += 1
+            else:
+                stats.unchanged += 1
             continue
         if old is None:
             stats.added += 1
@@ -149,6 +158,7 @@ def refresh(
             vectors=np.ascontiguousarray(vec, dtype=np.float32),
             chars=len(text),
             language=sf.language,
+            racy=sf.mtime_ns >= racy_after,
         )
     data.walk_skipped = walked.skipped
     data.refreshed_at = time.time()

@@ -23,6 +23,7 @@ class FileRecord:
     skip: str | None = None  # why the file holds no chunks although the walk selected it (e.g. "binary")
     chars: int = 0  # characters of the file's text (what an agent would read without codepith)
     language: str = "text"
+    racy: bool = False  # modified so recently that an unchanged stat does not prove unchanged content
 
 
 @dataclass

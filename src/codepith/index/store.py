@@ -84,6 +84,7 @@ def _to_payload(data: RepoData) -> dict[str, Any]:
                 rec.skip,
                 rec.chars,
                 rec.language,
+                rec.racy,
                 [(c.start_line, c.end_line, c.content, c.language, c.symbols, c.kind) for c in rec.chunks],
                 [(t.terms, t.counts) for t in rec.terms],
             )
@@ -122,7 +123,7 @@ def _from_payload(p: dict[str, Any]) -> RepoData:
         refreshed_at=p["refreshed_at"],
     )
     row = 0
-    for rel, size, mtime_ns, digest, skip, chars, language, chunks, terms in p["files"]:
+    for rel, size, mtime_ns, digest, skip, chars, language, racy, chunks, terms in p["files"]:
         n = len(chunks)
         data.files[rel] = FileRecord(
             rel_path=rel,
@@ -135,6 +136,7 @@ def _from_payload(p: dict[str, Any]) -> RepoData:
             skip=skip,
             chars=chars,
             language=language,
+            racy=racy,
         )
         row += n
     if row != matrix.shape[0]:

@@ -1,0 +1,308 @@
+"""The `codepith` command: parse arguments, call the library, print. Errors are one line and exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from codepith._version import __version__
+from codepith.errors import CodepithError
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"codepith: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _progress_printer(label: str):  # type: ignore[no-untyped-def]
+    if not sys.stderr.isatty():
+        return None
+    last = [0.0]
+
+    def show(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done != total and now - last[0] < 0.1:
+            return
+        last[0] = now
+        width = 30
+        filled = int(width * done / max(total, 1))
+        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def _open_index(args: argparse.Namespace, paths: Sequence[str], progress: bool = False):  # type: ignore[no-untyped-def]
+    from codepith.api import Index
+
+    return Index.from_paths(
+        list(paths) or ["."],
+        content=args.content,
+        model=args.model,
+        progress=_progress_printer("indexing") if progress else None,
+    )
+
+
+def _cli_read_call(index, cwd: Path):  # type: ignore[no-untyped-def]
+    def call(path: str, start: int, end: int) -> str:
+        root, rel = index.locate(path)
+        cmd = f"codepith read {shlex.quote(rel)} {start} {end}"
+        if root != cwd:
+            cmd += f" --root {shlex.quote(str(root))}"
+        return cmd
+
+    return call
+
+
+def _record(call: str, results: int, text: str, source_chars: int) -> None:
+    from codepith.output import savings
+
+    savings.record(call, results, len(text), source_chars)
+
+
+def _emit_results(args: argparse.Namespace, index, query: str, results, call: str) -> None:  # type: ignore[no-untyped-def]
+    if args.format == "json":
+        from codepith.output.jsonfmt import results_to_json
+
+        text = json.dumps(results_to_json(query, results, max_snippet_lines=args.max_snippet_lines), indent=1)
+    else:
+        from codepith.output.packets import render_packet
+
+        text = render_packet(query, results, max_chars=args.max_chars, read_call=_cli_read_call(index, Path.cwd().resolve()))
+    print(text)
+    _record(call, len(results), text, index.source_chars(results))
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        raise CodepithError("empty query")
+    index = _open_index(args, args.paths)
+    results = index.search(args.query, top_k=args.top_k, refresh=False)
+    _emit_results(args, index, args.query, results, "search")
+    return 0
+
+
+def cmd_related(args: argparse.Namespace) -> int:
+    index = _open_index(args, args.paths)
+    results = index.find_related(args.file, args.line, top_k=args.top_k, refresh=False)
+    _emit_results(args, index, f"related to {args.file}:{args.line}", results, "related")
+    return 0
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    from codepith.output.read import format_read, read_lines
+
+    result = read_lines(Path(args.root), args.path, args.start, args.end)
+    text = format_read(result)
+    print(text)
+    _record("read", 1, text, result.file_chars if hasattr(result, "file_chars") else len(text))
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    t0 = time.perf_counter()
+    index = _open_index(args, args.paths, progress=True)
+    for root, stats in zip(index.roots, index.last_stats):
+        reason = index.rebuilt.get(str(root))
+        if reason:
+            print(f"{root}: cached index unusable ({reason}); rebuilt")
+        print(
+            f"{root}: {stats.files} files, {stats.chunks} chunks "
+            f"(added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged})"
+        )
+        skipped = stats.skipped
+        if skipped.total:
+            print(f"  skipped {skipped.total} files:")
+            for why, n in sorted(skipped.counts.items(), key=lambda kv: -kv[1]):
+                examples = ", ".join(skipped.examples.get(why, []))
+                print(f"    {why}: {n}" + (f" (e.g. {examples})" if examples else ""))
+    print(f"done in {time.perf_counter() - t0:.2f}s")
+    return 0
+
+
+def _human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from codepith.index import store
+
+    entries = store.list_cached()
+    print(f"cache folder: {store.cache_root()}")
+    if not entries:
+        print("no cached indexes")
+        return 0
+    for e in entries:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.updated)) if e.updated else "?"
+        flag = "  (orphan: source gone)" if e.orphan else ""
+        print(f"{_human_bytes(e.bytes):>9}  {e.files:>6} files {e.chunks:>7} chunks  {e.content:<6} {when}  {e.root}{flag}")
+    print(f"{len(entries)} indexes, {_human_bytes(sum(e.bytes for e in entries))}")
+    return 0
+
+
+def cmd_clear(args: argparse.Namespace) -> int:
+    from codepith.index import store
+
+    entries = store.list_cached()
+    if args.what == "orphans":
+        entries = [e for e in entries if e.orphan]
+    for e in entries:
+        store.remove(e)
+    if args.what == "all":
+        from codepith.output import savings
+
+        savings.clear()
+    print(f"removed {len(entries)} cached index{'es' if len(entries) != 1 else ''}" + (" and savings stats" if args.what == "all" else ""))
+    return 0
+
+
+def cmd_file_types(args: argparse.Namespace) -> int:
+    from codepith.files.types import file_types_table
+
+    rows = file_types_table()
+    print(f"{'extension/name':<22} {'language':<14} kind")
+    for ext, lang, kind in rows:
+        print(f"{ext:<22} {lang:<14} {kind}")
+    return 0
+
+
+def cmd_savings(args: argparse.Namespace) -> int:
+    from codepith.output import savings
+
+    print(savings.format_summary(savings.summary()))
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from codepith.surfaces.mcp_server import serve
+
+    serve(args.path, content=args.content, model=args.model)
+    return 0
+
+
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return n
+
+
+def _non_negative(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {value}")
+    return n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from codepith.files.types import CONTENT_TYPES
+
+    p = _Parser(prog="codepith", description="Fast offline hybrid code search for AI coding agents.")
+    p.add_argument("--version", action="version", version=f"codepith {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def index_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--content", choices=CONTENT_TYPES, default="code", help="which files to index (default: code)")
+        sp.add_argument("--model", default=None, help="model2vec folder or Hugging Face id (default: bundled; env CODEPITH_MODEL)")
+
+    def output_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("-k", "--top-k", type=_positive, default=5, help="number of results (default: 5)")
+        sp.add_argument("--format", choices=("text", "json"), default="text")
+        sp.add_argument("--max-snippet-lines", type=_non_negative, default=None, help="JSON: 0 = location only, N = first N lines")
+        sp.add_argument("--max-chars", type=_positive, default=6000, help="text: hard budget for the whole reply (default 6000)")
+
+    s = sub.add_parser("search", help="search one or more repositories")
+    s.add_argument("query")
+    s.add_argument("paths", nargs="*", metavar="PATH", help="folders to search as one corpus (default: .)")
+    index_opts(s)
+    output_opts(s)
+    s.set_defaults(func=cmd_search)
+
+    r = sub.add_parser("related", help="chunks similar to the code at FILE:LINE")
+    r.add_argument("file")
+    r.add_argument("line", type=_positive)
+    r.add_argument("paths", nargs="*", metavar="PATH")
+    index_opts(r)
+    output_opts(r)
+    r.set_defaults(func=cmd_related)
+
+    rd = sub.add_parser("read", help="print numbered lines START..END of a file inside the root")
+    rd.add_argument("path")
+    rd.add_argument("start", type=_positive)
+    rd.add_argument("end", type=_positive)
+    rd.add_argument("--root", default=".", help="folder the path must stay inside (default: .)")
+    rd.set_defaults(func=cmd_read)
+
+    i = sub.add_parser("index", help="build or refresh the index of PATHs and report what was done")
+    i.add_argument("paths", nargs="*", metavar="PATH")
+    index_opts(i)
+    i.set_defaults(func=cmd_index)
+
+    c = sub.add_parser("cache", help="list cached indexes with size and source")
+    c.set_defaults(func=cmd_cache)
+
+    cl = sub.add_parser("clear", help="remove cached indexes: index (all indexes), orphans (sources gone), all")
+    cl.add_argument("what", choices=("index", "orphans", "all"))
+    cl.set_defaults(func=cmd_clear)
+
+    ft = sub.add_parser("file-types", help="print which extensions are indexed, as which language and kind")
+    ft.set_defaults(func=cmd_file_types)
+
+    sv = sub.add_parser("savings", help="estimated tokens saved: today, last 7 days, all time")
+    sv.set_defaults(func=cmd_savings)
+
+    m = sub.add_parser("mcp", help="serve codepith over MCP (stdio)")
+    m.add_argument("path", nargs="?", default=None)
+    index_opts(m)
+    m.set_defaults(func=cmd_mcp)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="codepith: warning: %(message)s", stream=sys.stderr)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.func(args) or 0)
+    except CodepithError as exc:
+        print(f"codepith: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # never a traceback for a person; CODEPITH_DEBUG=1 shows it
+        if os.environ.get("CODEPITH_DEBUG"):
+            raise
+        print(f"codepith: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""The index: search behaviour, cache recovery, model keying, incremental refresh == full rebuild."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import codepith
+from codepith.errors import CodepithError, PathError
+from codepith.index import store
+
+from .conftest import write
+
+SAMPLE = {
+    "app/auth.py": (
+        "class TokenValidator:\n"
+        "    \"\"\"Check bearer tokens sent by clients.\"\"\"\n\n"
+        "    def validate(self, token: str) -> bool:\n"
+        "        return token.startswith('Bearer ')\n"
+    ),
+    "app/routes.py": (
+        "def register_route(app, path, handler):\n"
+        "    app.routes[path] = handler\n\n\n"
+        "def list_routes(app):\n"
+        "    return sorted(app.routes)\n"
+    ),
+    "app/db.py": "def connect_database(url):\n    return Connection(url)\n",
+    "tests/test_auth.py": "from app.auth import TokenValidator\n\ndef test_validate():\n    assert TokenValidator().validate('Bearer x')\n",
+}
+
+
+def test_search_finds_definition_and_reports_fields(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, SAMPLE)
+    index = codepith.Index.from_path(tmp_path, model=model)
+    results = index.search("TokenValidator", top_k=3)
+    assert results, "a defined symbol must be found"
+    top = results[0]
+    assert top.chunk.file_path == "app/auth.py"
+    assert top.chunk.start_line == 1 and top.chunk.end_line >= 5
+    assert "class TokenValidator" in top.chunk.content
+    assert top.chunk.language == "python"
+    assert results == sorted(results, key=lambda r: -r.score)
+    words = index.search("register a route handler", top_k=2)
+    assert words[0].chunk.file_path == "app/routes.py"
+
+
+def test_no_match_is_empty_not_error(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, SAMPLE)
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert index.search("zzqqxxyy", top_k=5, mode="lexical") == []
+    with pytest.raises(CodepithError):
+        index.search("   ")
+
+
+def test_bad_paths(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(PathError, match="no such directory"):
+        codepith.Index.from_path(tmp_path / "missing", model=model)
+    (tmp_path / "f.py").write_text("x = 1\n")
+    with pytest.raises(PathError, match="not a directory"):
+        codepith.Index.from_path(tmp_path / "f.py", model=model)
+
+
+def test_several_paths_are_one_corpus_with_prefixes(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path / "alpha", {"a.py": "def alpha_handler():\n    pass\n"})
+    write(tmp_path / "beta", {"b.py": "def beta_handler():\n    pass\n"})
+    index = codepith.Index.from_paths([tmp_path / "alpha", tmp_path / "beta"], model=model)
+    paths = {r.chunk.file_path for r in index.search("handler", top_k=5)}
+    assert paths == {"alpha/a.py", "beta/b.py"}
+    assert index.locate("beta/b.py") == ((tmp_path / "beta").resolve(), "b.py")
+
+
+def _cache_file(root: Path, model) -> Path:  # type: ignore[no-untyped-def]
+    return store.index_dir(str(root.resolve()), "code", model.info.digest) / "index.bin"
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "version", "empty"])
+def test_corrupt_cache_is_rebuilt_with_warning(tmp_path: Path, model, damage: str, caplog) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, SAMPLE)
+    first = codepith.Index.from_path(tmp_path, model=model)
+    expected = [(r.chunk.location, round(r.score, 6)) for r in first.search("validate token")]
+    path = _cache_file(tmp_path, model)
+    blob = path.read_bytes()
+    if damage == "truncate":
+        path.write_bytes(blob[: len(blob) // 2])
+    elif damage == "garbage":
+        path.write_bytes(b"\x00garbage" * 100)
+    elif damage == "version":
+        path.write_bytes(blob.replace(b"CODEPITH-INDEX\n1\n", b"CODEPITH-INDEX\n999\n", 1))
+    else:
+        path.write_bytes(b"")
+    with caplog.at_level("WARNING", logger="codepith"):
+        again = codepith.Index.from_path(tmp_path, model=model)
+    assert "rebuilding" in caplog.text
+    assert again.rebuilt
+    assert [(r.chunk.location, round(r.score, 6)) for r in again.search("validate token")] == expected
+    # and the rebuilt cache is valid again
+    assert store.load(str(tmp_path.resolve()), "code", model.info.digest) is not None
+
+
+def test_cache_is_reused_and_written_atomically(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, SAMPLE)
+    codepith.Index.from_path(tmp_path, model=model)
+    again = codepith.Index.from_path(tmp_path, model=model)
+    assert again.last_stats[0].unchanged == len(SAMPLE)
+    assert again.last_stats[0].added == 0
+    leftovers = [p for p in _cache_file(tmp_path, model).parent.iterdir() if p.name.startswith(".tmp-")]
+    assert leftovers == []
+
+
+def test_unwritable_cache_still_searches(tmp_path: Path, model, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path / "repo", SAMPLE)
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("CODEPITH_CACHE_DIR", str(blocker))
+    with caplog.at_level("WARNING", logger="codepith"):
+        index = codepith.Index.from_path(tmp_path / "repo", model=model)
+    assert index.search("TokenValidator")[0].chunk.file_path == "app/auth.py"
+    assert "could not write" in caplog.text
+
+
+def test_changing_the_model_means_a_separate_index(tmp_path: Path, model, tiny_model) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, SAMPLE)
+    codepith.Index.from_path(tmp_path, model=model)
+    other = codepith.Index.from_path(tmp_path, model=tiny_model)
+    assert other.last_stats[0].added == len(SAMPLE)  # nothing reused from the other model's index
+    assert other.corpus.vectors.shape[1] == tiny_model.info.dims
+    data = store.load(str(tmp_path.resolve()), "code", tiny_model.info.digest)
+    assert data is not None and data.model_digest == tiny_model.info.digest
+    with pytest.raises(store.CacheError):
+        # a cache file of one model is never accepted for another
+        blob = _cache_file(tmp_path, model).read_bytes()
+        target = _cache_file(tmp_path, tiny_model)
+        target.write_bytes(blob)
+        store.load(str(tmp_path.resolve()), "code", tiny_model.info.digest)
+
+
+def test_refresh_sees_added_changed_deleted(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, SAMPLE)
+    index = codepith.Index.from_path(tmp_path, model=model)
+    (tmp_path / "app/db.py").unlink()
+    write(tmp_path, {"app/cache.py": "def evict_stale_entries(cache):\n    cache.clear()\n"})
+    p = tmp_path / "app/routes.py"
+    p.write_text(p.read_text() + "\n\ndef remove_route(app, path):\n    del app.routes[path]\n")
+    results = index.search("evict_stale_entries")
+    assert results[0].chunk.file_path == "app/cache.py"
+    stats = index.last_stats[0]
+    assert (stats.added, stats.changed, stats.removed) == (1, 1, 1)
+    assert all(r.chunk.file_path != "app/db.py" for r in index.search("connect_database", mode="lexical"))
+    assert index.search("remove_route")[0].chunk.file_path == "app/routes.py"
+
+
+def test_touched_file_is_not_reembedded(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, SAMPLE)
+    index = codepith.Index.from_path(tmp_path, model=model)
+    p = tmp_path / "app/db.py"
+    st_ = p.stat()
+    os.utime(p, ns=(st_.st_atime_ns, st_.st_mtime_ns + 5_000_000_000))
+    index.refresh()
+    stats = index.last_stats[0]
+    assert stats.touched == 1 and stats.changed == 0
+
+
+WORDS = ["alpha", "beta", "gamma", "delta", "route", "token", "cache", "parse"]
+_files = st.sampled_from([f"m{i}.py" for i in range(5)] + ["pkg/n.py", "pkg/deep/o.py"])
+_bodies = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(
+    lambda ws: "\n\n".join(f"def {w}_{i}(x):\n    return x + {i}  # {w}" for i, w in enumerate(ws)) + "\n"
+)
+_edits = st.lists(st.tuples(st.sampled_from(["write", "delete"]), _files, _bodies), min_size=1, max_size=8)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(_edits, min_size=1, max_size=3))
+def test_incremental_equals_full_rebuild(tmp_path_factory, model, steps) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("repo")
+    cache = tmp_path_factory.mktemp("c")
+    write(root, {"m0.py": "def start():\n    return 0\n"})
+    live = codepith.Index.from_path(root, model=model, cache_dir=cache)
+    for batch in steps:
+        for op, rel, body in batch:
+            p = root / rel
+            if op == "delete":
+                if p.exists():
+                    p.unlink()
+            else:
+                p.parent.mkdir(parents=True, exist_ok=True)
+                p.write_text(body)  # same-size rewrites within one mtime tick must still be seen
+        live.refresh()
+        reloaded = codepith.Index.from_path(root, model=model, cache_dir=cache)  # incremental, via the disk cache
+        full = codepith.Index.from_path(root, model=model, use_cache=False)
+        for inc in (live, reloaded):
+            assert [c for c in inc.chunks] == [c for c in full.chunks]
+            assert np.allclose(inc.corpus.vectors, full.corpus.vectors)
+            for q in ("alpha route", "parse_3", "token cache"):
+                a = [(r.chunk.location, round(r.score, 6)) for r in inc.search(q, refresh=False)]
+                b = [(r.chunk.location, round(r.score, 6)) for r in full.search(q, refresh=False)]
+                assert a == b
