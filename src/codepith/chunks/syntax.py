@@ -546,7 +546,7 @@ class _Walker:
             if _fits(item.start, pieces[0].end, item.sbyte, item.sbyte):
                 pieces[0].start = item.start
             else:  # a long comment or decorator run above a split definition becomes its own piece
-                pieces.insert(0, Piece(item.start, pieces[0].start - 1, [], kind, True))
+                pieces[:0] = _windows(item.start, pieces[0].start - 1, [name] if name else [], kind)
         pieces[-1].end = max(pieces[-1].end, item.end)
         if not name:
             return pieces
