@@ -1,0 +1,290 @@
+"""Ignore rules: built-in skips, ``.gitignore`` and ``.codepithignore`` files, with git's semantics.
+
+Patterns are translated to regular expressions by ``pathspec`` (gitwildmatch); this module only decides
+precedence the way git does, which a flat pathspec list cannot express for nested ignore files:
+
+* every ignore file applies to its own folder's subtree, patterns relative to that folder;
+* within a file the last matching line wins, and a deeper file beats a shallower one;
+* a pattern decides only for the path it matches itself: the walker checks each folder before entering
+  it and prunes excluded ones, which gives git's rule that nothing under an excluded folder can be
+  re-included by ``.gitignore``;
+* ``.codepithignore`` files (same syntax) are consulted after ``.gitignore`` and the built-in skips, and
+  their ``!`` lines force-include: a file they name is indexed even if it is gitignored, a lockfile, of
+  an unknown type (indexed as text) or of a kind outside the content selection; an anchored ``!`` line
+  (one with a ``/`` inside, e.g. ``!dist/keep.js``) also opens the excluded folders on its way.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+GITIGNORE = ".gitignore"
+CODEPITHIGNORE = ".codepithignore"
+
+# Folders that hold tools' state, dependencies or build output, never the project's own code. ``vendor``
+# is skipped too (Go modules, Composer, Bundler): it is third-party code that drowns a project's own
+# results; a ``!vendor/`` line in .codepithignore brings it back. ``env`` is skipped only when it is a
+# virtualenv (any folder holding ``pyvenv.cfg`` is), since plain ``env/`` folders often hold real code.
+ALWAYS_SKIP_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".bzr", "_darcs", ".jj",
+        "node_modules", "bower_components", "jspm_packages", ".pnpm-store", ".yarn",
+        ".venv", "venv", "__pycache__", "site-packages", ".eggs", "__pypackages__",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".tox", ".nox", ".pytype",
+        "dist", "build", "target", "out", "_build",
+        ".next", ".nuxt", ".svelte-kit", ".angular", ".turbo", ".parcel-cache", ".vercel", ".serverless",
+        ".gradle", ".idea", ".vscode", ".vs", ".cache", ".dart_tool", ".pub-cache", ".stack-work",
+        ".terraform", "elm-stuff", "Pods", "vendor", "coverage", "htmlcov", ".nyc_output",
+        ".codepith", ".semble",
+    }
+)  # fmt: skip
+_SKIP_DIR_SUFFIXES = (".egg-info",)
+
+_LOCKFILES = frozenset(
+    {
+        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock",
+        "Cargo.lock", "poetry.lock", "Pipfile.lock", "pdm.lock", "uv.lock", "composer.lock", "Gemfile.lock",
+        "go.sum", "go.work.sum", "mix.lock", "Podfile.lock", "pubspec.lock", "flake.lock",
+        "packages.lock.json", "gradle.lockfile", "Package.resolved", "deno.lock", "conda-lock.yml",
+    }
+)  # fmt: skip
+_LOCK_SUFFIXES = (".lock", ".lockb", ".lockfile")
+_MINIFIED_SUFFIXES = (".min.js", ".min.mjs", ".min.cjs", ".min.css", "-min.js", ".bundle.js")
+_SOURCE_MAP_SUFFIXES = (".map",)
+
+# Files that commonly hold credentials; an index (and the agent reading it) has no business with them.
+_SECRET_NAMES = frozenset(
+    {
+        ".env", ".envrc", ".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".htpasswd", ".git-credentials",
+        "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
+        "credentials.json", "service-account.json", "secrets.json", ".dockercfg",
+    }
+)  # fmt: skip
+_SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".ppk", ".gpg", ".asc")
+_ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults"})
+
+REASON_ALWAYS_SKIPPED = "always-skipped folder"
+REASON_IGNORED = "ignored"
+
+
+def dir_skip_reason(name: str) -> str | None:
+    """Why a folder is skipped by name alone, or None (virtualenvs are detected by the walker)."""
+    if name in ALWAYS_SKIP_DIRS or name.endswith(_SKIP_DIR_SUFFIXES):
+        return REASON_ALWAYS_SKIPPED
+    return None
+
+
+def file_skip_reason(name: str) -> str | None:
+    """Why a file is skipped by name alone ("lockfile", "minified", "source-map", "secret"), or None."""
+    if name in _LOCKFILES or name.endswith(_LOCK_SUFFIXES):
+        return "lockfile"
+    lower = name.lower()
+    if lower.endswith(_MINIFIED_SUFFIXES):
+        return "minified"
+    if lower.endswith(_SOURCE_MAP_SUFFIXES):
+        return "source-map"
+    if name in _SECRET_NAMES or lower.endswith(_SECRET_SUFFIXES):
+        return "secret"
+    if name.startswith(".env.") and name not in _ENV_TEMPLATES:
+        return "secret"
+    return None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """Consecutive lines of one ignore file with the same sign, merged into regexes for speed.
+
+    Lines without a slash match the last path component only, so they are tested against the name
+    (cheap) instead of the whole path (pathspec's ``^(?:.+/)?`` prefix scans every ``/``).
+    """
+
+    include: bool  # True: the path is ignored; False: a '!' line re-includes it
+    path_regex: re.Pattern[str] | None
+    name_regex: re.Pattern[str] | None
+
+    def matches(self, local: str, name: str) -> bool:
+        if self.name_regex is not None and self.name_regex.fullmatch(name):
+            return True
+        return self.path_regex is not None and self.path_regex.fullmatch(local) is not None
+
+
+@dataclass(frozen=True)
+class IgnoreFile:
+    """The parsed lines of one ignore file and the folder they are relative to."""
+
+    base: str  # folder holding the file, relative to the walk root: "" or "a/b/"
+    runs: tuple[_Run, ...]
+    openers: tuple[tuple[str, ...], ...]  # path components of anchored '!' lines
+
+    def decide(self, rel_path: str, is_dir: bool) -> bool | None:
+        """True = ignored, False = re-included by a '!' line, None = no line matches this path."""
+        local = rel_path[len(self.base) :]
+        name = local.rpartition("/")[2]
+        if is_dir:
+            local += "/"
+            name += "/"
+        for run in reversed(self.runs):
+            if run.matches(local, name):
+                return run.include
+        return None
+
+    def opens(self, rel_dir: str) -> bool:
+        """Whether some anchored '!' line could match this folder or something below it."""
+        if not self.openers:
+            return False
+        parts = tuple(rel_dir[len(self.base) :].strip("/").split("/"))
+        return any(_could_match_below(parts, opener) for opener in self.openers)
+
+
+def _could_match_below(dir_parts: Sequence[str], pattern: Sequence[str]) -> bool:
+    """Component-wise glob prefix match: can a path starting with ``dir_parts`` match ``pattern``?
+
+    Deliberately generous (it only decides whether to look inside an excluded folder; pathspec then
+    judges every file found there).
+    """
+    if not dir_parts:
+        return True
+    if not pattern:
+        return True  # the pattern named an ancestor folder, which covers everything below it
+    if pattern[0] == "**":
+        return _could_match_below(dir_parts, pattern[1:]) or _could_match_below(dir_parts[1:], pattern)
+    if not fnmatch.fnmatchcase(dir_parts[0], pattern[0].replace("\\", "")):
+        return False
+    return _could_match_below(dir_parts[1:], pattern[1:])
+
+
+def _normalize_line(line: str) -> str:
+    """Rewrite the few forms whose pathspec regex is a bare prefix into equivalent full-path forms.
+
+    ``a/**`` compiles to ``^a/`` (a prefix of everything inside ``a``) and ``**/`` to a pattern that
+    never matches at the start; git means "everything inside a" and "every folder".
+    """
+    line = line.rstrip("\r")
+    sign = "!" if line.startswith("!") else ""
+    body = line[1:] if sign else line
+    stripped = body.rstrip(" ")
+    if stripped.endswith("\\"):  # an escaped trailing space is part of the name
+        return line
+    if stripped in ("**/", "/**/"):
+        stripped = "*/"
+    elif stripped.endswith("/**"):
+        stripped += "/*"
+    elif stripped.endswith("/**/"):
+        stripped = stripped[:-1] + "/*/"
+    return sign + stripped
+
+
+_GROUP = re.compile(r"\(\?P<[^>]+>")
+_ANY_FOLDER = "^(?:.+/)?"
+
+
+def _pattern_regex(line: str) -> tuple[bool, str] | None:
+    """(include, regex source) for one gitignore line, or None for blanks, comments and invalid lines."""
+    try:
+        spec = pathspec.GitIgnoreSpec.from_lines([line])
+    except Exception:  # pathspec rejects a few malformed globs; git ignores such lines too
+        return None
+    for pattern in spec.patterns:
+        regex = getattr(pattern, "regex", None)
+        if pattern.include is None or regex is None:
+            continue
+        source = regex.pattern if isinstance(regex.pattern, str) else regex.pattern.decode()
+        if source == ".":  # "*", "**", "/**": anything at all
+            source = ".+"
+        return bool(pattern.include), _GROUP.sub("(?:", source)
+    return None
+
+
+def parse_ignore_lines(lines: Iterable[str], base: str = "") -> IgnoreFile | None:
+    """Compile gitignore-syntax lines relative to folder ``base`` ("" or "a/b/"); None if nothing applies."""
+    compiled: list[tuple[bool, str, bool]] = []  # (include, regex source, matches the name only)
+    openers: list[tuple[str, ...]] = []
+    for raw in lines:
+        line = _normalize_line(raw)
+        hit = _pattern_regex(line)
+        if hit is None:
+            continue
+        include, source = hit
+        body = (line if include else line[1:]).rstrip(" ").rstrip("/")
+        name_only = "/" not in body and source.startswith(_ANY_FOLDER)
+        compiled.append((include, source[len(_ANY_FOLDER) :] if name_only else source, name_only))
+        if not include and "/" in body:
+            openers.append(tuple(body.lstrip("/").split("/")))
+    if not compiled:
+        return None
+    runs: list[_Run] = []
+    start = 0
+    for i in range(1, len(compiled) + 1):
+        if i == len(compiled) or compiled[i][0] != compiled[start][0]:
+            group = compiled[start:i]
+            runs.append(
+                _Run(
+                    include=group[0][0],
+                    path_regex=_merge([src for _, src, by_name in group if not by_name]),
+                    name_regex=_merge([src for _, src, by_name in group if by_name]),
+                )
+            )
+            start = i
+    return IgnoreFile(base=base, runs=tuple(runs), openers=tuple(openers))
+
+
+def _merge(sources: list[str]) -> re.Pattern[str] | None:
+    if not sources:
+        return None
+    return re.compile("|".join(f"(?:{src})" for src in sources), re.DOTALL)
+
+
+def load_ignore_file(path: str | Path, base: str = "") -> IgnoreFile | None:
+    """Read and compile one ignore file; an unreadable file counts as absent (the walk must go on)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    # surrogateescape keeps non-UTF-8 names in patterns comparable to os.fsdecode'd file names.
+    return parse_ignore_lines(data.decode("utf-8", "surrogateescape").splitlines(), base)
+
+
+def git_info_exclude(root: str | Path) -> IgnoreFile | None:
+    """The repository-local ``.git/info/exclude`` of a root (also for worktrees whose .git is a file)."""
+    git = os.path.join(root, ".git")
+    if os.path.isdir(git):
+        return load_ignore_file(os.path.join(git, "info", "exclude"))
+    if os.path.isfile(git):
+        try:
+            with open(git, encoding="utf-8", errors="replace") as handle:
+                first = handle.readline().strip()
+        except OSError:
+            return None
+        if first.startswith("gitdir:"):
+            gitdir = os.path.join(root, first[len("gitdir:") :].strip())
+            common = os.path.join(gitdir, "commondir")
+            if os.path.isfile(common):
+                try:
+                    with open(common, encoding="utf-8", errors="replace") as handle:
+                        gitdir = os.path.join(gitdir, handle.read().strip())
+                except OSError:
+                    pass
+            return load_ignore_file(os.path.join(gitdir, "info", "exclude"))
+    return None
+
+
+def decide(layers: Sequence[IgnoreFile], rel_path: str, is_dir: bool) -> bool | None:
+    """Decision of the deepest ignore file with a matching line (None if no line matches)."""
+    for layer in reversed(layers):
+        verdict = layer.decide(rel_path, is_dir)
+        if verdict is not None:
+            return verdict
+    return None
+
+
+def opens(layers: Sequence[IgnoreFile], rel_dir: str) -> bool:
+    """Whether any force-include line could reach into this (excluded) folder."""
+    return any(layer.opens(rel_dir) for layer in layers)

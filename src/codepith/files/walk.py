@@ -1,0 +1,302 @@
+"""Find the files to index under a root: stat only, ignore rules applied, every skip accounted for.
+
+Folders that are excluded (always-skipped names, virtualenvs, gitignored, codepithignored) are pruned
+before they are listed, unless a ``.codepithignore`` force-include line could reach inside; such a folder
+is counted once in the skip report (as ``"node_modules/"``), not once per file inside it.
+
+Symlinks: links that leave the root are not followed; links inside it are followed after the real tree
+has been walked, so a real path always wins over a link to it, and each real folder is walked once
+(which also breaks loops).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CodepithError, PathError
+from . import ignore
+from .ignore import IgnoreFile
+from .source import SkipReport, SourceFile, WalkResult
+from .types import check_content, classify
+
+DEFAULT_MAX_FILE_BYTES = 1_000_000
+MAX_FILE_BYTES_ENV = "CODEPITH_MAX_FILE_BYTES"
+FORCED_FALLBACK = ("text", "docs")  # a force-included file of unknown type is indexed as plain text
+
+
+def max_file_bytes_limit(max_file_bytes: int | None = None) -> int:
+    """The size limit: the argument, else ``$CODEPITH_MAX_FILE_BYTES``, else 1 MB."""
+    if max_file_bytes is not None:
+        if max_file_bytes <= 0:
+            raise CodepithError(f"max file size must be a positive number of bytes, got {max_file_bytes}")
+        return max_file_bytes
+    raw = os.environ.get(MAX_FILE_BYTES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_FILE_BYTES
+    try:
+        value = int(raw.replace("_", ""))
+    except ValueError:
+        raise CodepithError(f"{MAX_FILE_BYTES_ENV} must be a whole number of bytes, got {raw!r}") from None
+    if value <= 0:
+        raise CodepithError(f"{MAX_FILE_BYTES_ENV} must be a positive number of bytes, got {raw!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class _Dir:
+    """A folder waiting to be listed, with the ignore files that apply to it."""
+
+    path: str  # absolute, symlinks not resolved
+    real: str  # the same folder with symlinks resolved (identifies it for loop checks)
+    rel: str  # "" for the root, else "a/b/"
+    git: tuple[IgnoreFile, ...]
+    cpi: tuple[IgnoreFile, ...]
+    excluded: bool  # inside an excluded folder: only force-included paths are kept
+
+
+@dataclass(frozen=True)
+class _Link:
+    """A symlink inside the root, followed once the real tree is done."""
+
+    path: str
+    real: str
+    rel: str
+    parent: _Dir
+    is_dir: bool
+    excluded: bool
+    found: tuple[str, str] | None  # (language, kind) of a file link
+
+
+def _readable_by_mode() -> Callable[[os.stat_result], bool]:
+    """A stat-only readability check (no extra syscall per file); root reads everything."""
+    if not hasattr(os, "geteuid"):
+        return lambda info: True
+    euid = os.geteuid()
+    if euid == 0:
+        return lambda info: True
+    groups = {os.getegid(), *os.getgroups()}
+
+    def readable(info: os.stat_result) -> bool:
+        if info.st_uid == euid:
+            return bool(info.st_mode & stat.S_IRUSR)
+        if info.st_gid in groups:
+            return bool(info.st_mode & stat.S_IRGRP)
+        return bool(info.st_mode & stat.S_IROTH)
+
+    return readable
+
+
+class _Walker:
+    def __init__(self, root: str, root_real: str, content: str, limit: int) -> None:
+        self.root = root
+        self.root_real = root_real
+        self.content = content
+        self.limit = limit
+        self.files: list[SourceFile] = []
+        self.report = SkipReport()
+        self.visited: set[str] = {root_real}  # real paths of folders already walked
+        self.indexed_inodes: set[tuple[int, int]] = set()
+        self.links: list[_Link] = []
+        self.readable = _readable_by_mode()
+        self.every_kind = content == "all"
+
+    def run(self) -> WalkResult:
+        exclude = ignore.git_info_exclude(self.root)
+        stack = [_Dir(self.root, self.root_real, "", (exclude,) if exclude else (), (), False)]
+        while stack or self.links:
+            while stack:
+                self._list(stack.pop(), stack)
+            links, self.links = sorted(self.links, key=lambda link: link.rel), []
+            for link in links:
+                self._follow(link, stack)
+        self.files.sort(key=lambda f: f.rel_path)
+        return WalkResult(files=self.files, skipped=self.report)
+
+    def _list(self, folder: _Dir, stack: list[_Dir]) -> None:
+        try:
+            with os.scandir(folder.path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            self.report.add("unreadable", folder.rel or "./")
+            return
+        names = {entry.name for entry in entries}
+        if "pyvenv.cfg" in names and folder.rel and not folder.excluded:  # a virtualenv, whatever its name
+            self.report.add(ignore.REASON_ALWAYS_SKIPPED, folder.rel)
+            if not ignore.opens(folder.cpi, folder.rel):
+                return
+            folder = _Dir(folder.path, folder.real, folder.rel, folder.git, folder.cpi, True)
+        git, cpi = folder.git, folder.cpi
+        if ignore.GITIGNORE in names:
+            layer = ignore.load_ignore_file(os.path.join(folder.path, ignore.GITIGNORE), folder.rel)
+            git = (*git, layer) if layer else git
+        if ignore.CODEPITHIGNORE in names:
+            layer = ignore.load_ignore_file(os.path.join(folder.path, ignore.CODEPITHIGNORE), folder.rel)
+            cpi = (*cpi, layer) if layer else cpi
+        here = _Dir(folder.path, folder.real, folder.rel, git, cpi, folder.excluded)
+        real_prefix = folder.real.rstrip(os.sep) + os.sep
+        folder_path = Path(folder.path)  # joining a name to it is cheaper than parsing each full path
+        subdirs: list[_Dir] = []
+        for entry in entries:
+            rel = folder.rel + entry.name
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                self._skip(here, "unreadable", rel)
+                continue
+            if is_link:
+                self._link(here, entry.path, rel, entry.name)
+            elif is_dir:
+                sub = self._enter(here, entry.path, real_prefix + entry.name, rel, entry.name)
+                if sub is None:
+                    continue
+                if sub.real in self.visited:  # already reached through a symlink
+                    self._skip(here, "symlink-duplicate", rel + "/")
+                    continue
+                self.visited.add(sub.real)
+                subdirs.append(sub)
+            else:
+                include, reason, found = self._judge_file(here, rel, entry.name)
+                if not include:
+                    self._skip(here, reason, rel)
+                    continue
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    self._skip(here, "unreadable", rel)
+                    continue
+                self._add_file(folder_path.joinpath(entry.name), rel, info, found)
+        stack.extend(reversed(subdirs))
+
+    def _skip(self, folder: _Dir, reason: str | None, rel: str) -> None:
+        """Record a skip, except inside excluded folders (already counted once as a folder)."""
+        if reason is not None and not folder.excluded:
+            self.report.add(reason, rel)
+
+    def _enter(self, parent: _Dir, path: str, real: str, rel: str, name: str) -> _Dir | None:
+        """The folder to walk next (maybe in excluded mode), or None to prune it."""
+        verdict = ignore.decide(parent.cpi, rel, True)
+        if verdict is False:  # force-included by .codepithignore, whatever the other rules say
+            return _Dir(path, real, rel + "/", parent.git, parent.cpi, False)
+        if not parent.excluded:
+            reason = ignore.dir_skip_reason(name)
+            if reason is None and (verdict is True or ignore.decide(parent.git, rel, True)):
+                reason = ignore.REASON_IGNORED
+            if reason is None:
+                return _Dir(path, real, rel + "/", parent.git, parent.cpi, False)
+            self.report.add(reason, rel + "/")
+        if ignore.opens(parent.cpi, rel):
+            return _Dir(path, real, rel + "/", parent.git, parent.cpi, True)
+        return None
+
+    def _judge_file(
+        self, folder: _Dir, rel: str, name: str
+    ) -> tuple[bool, str | None, tuple[str, str] | None]:
+        """(include, skip reason, (language, kind)) by names and ignore rules; a .codepithignore '!' wins."""
+        found = classify(rel)
+        verdict = ignore.decide(folder.cpi, rel, False)
+        if verdict is False:
+            return True, None, found or FORCED_FALLBACK
+        if folder.excluded:
+            return False, None, found
+        if verdict is True or ignore.decide(folder.git, rel, False):
+            return False, ignore.REASON_IGNORED, found
+        reason = ignore.file_skip_reason(name)
+        if reason is not None:
+            return False, reason, found
+        if found is None or not (self.every_kind or found[1] == self.content):
+            return False, "unsupported-type", found
+        return True, None, found
+
+    def _add_file(self, path: Path, rel: str, info: os.stat_result, found: tuple[str, str] | None) -> None:
+        if not stat.S_ISREG(info.st_mode):
+            self.report.add("not-a-regular-file", rel)
+            return
+        if info.st_size > self.limit:
+            self.report.add("too-large", rel)
+            return
+        if info.st_size == 0:
+            self.report.add("empty", rel)
+            return
+        if not self.readable(info):
+            self.report.add("unreadable", rel)
+            return
+        language, kind = found or FORCED_FALLBACK
+        self.indexed_inodes.add((info.st_dev, info.st_ino))
+        self.files.append(
+            SourceFile(path=path, rel_path=rel, language=language, kind=kind,
+                       size=info.st_size, mtime_ns=info.st_mtime_ns)
+        )  # fmt: skip
+
+    def _inside_root(self, real: str) -> bool:
+        return real == self.root_real or real.startswith(self.root_real.rstrip(os.sep) + os.sep)
+
+    def _link(self, folder: _Dir, path: str, rel: str, name: str) -> None:
+        """Judge a symlink now by its own name; follow it later if it stays inside the root."""
+        try:
+            target = os.stat(path)
+        except FileNotFoundError:
+            include, reason, _ = self._judge_file(folder, rel, name)
+            self._skip(folder, "broken-symlink" if include or reason == "unsupported-type" else reason, rel)
+            return
+        except OSError:  # ELOOP: a chain of links pointing at each other
+            self._skip(folder, "symlink-loop", rel)
+            return
+        real = os.path.realpath(path)
+        is_dir = stat.S_ISDIR(target.st_mode)
+        if is_dir:
+            sub = self._enter(folder, path, real, rel, name)
+            if sub is None:
+                return
+            excluded, found = sub.excluded, None
+        else:
+            include, reason, found = self._judge_file(folder, rel, name)
+            if not include:
+                self._skip(folder, reason, rel)
+                return
+            excluded = False
+        if not self._inside_root(real):
+            self._skip(folder, "symlink-outside-root", rel + ("/" if is_dir else ""))
+            return
+        self.links.append(_Link(path, real, rel, folder, is_dir, excluded, found))
+
+    def _follow(self, link: _Link, stack: list[_Dir]) -> None:
+        parent = link.parent
+        if not link.is_dir:
+            try:
+                info = os.stat(link.path)
+            except OSError:  # changed since it was listed
+                self._skip(parent, "broken-symlink", link.rel)
+                return
+            if (info.st_dev, info.st_ino) in self.indexed_inodes:
+                self._skip(parent, "symlink-duplicate", link.rel)
+            else:
+                self._add_file(Path(link.path), link.rel, info, link.found)
+            return
+        if link.real in self.visited:
+            here = parent.real
+            loop = here == link.real or here.startswith(link.real.rstrip(os.sep) + os.sep)
+            self._skip(parent, "symlink-loop" if loop else "symlink-duplicate", link.rel + "/")
+            return
+        self.visited.add(link.real)
+        stack.append(_Dir(link.path, link.real, link.rel + "/", parent.git, parent.cpi, link.excluded))
+
+
+def walk(root: Path, content: str = "code", max_file_bytes: int | None = None) -> WalkResult:
+    """List the files under ``root`` that belong to the ``content`` selection, sorted by rel_path."""
+    check_content(content)
+    limit = max_file_bytes_limit(max_file_bytes)
+    root_str = os.path.abspath(os.fspath(root))
+    try:
+        info = os.stat(root_str)
+    except FileNotFoundError:
+        raise PathError(f"no such folder: {root}") from None
+    except OSError as err:
+        raise PathError(f"cannot open {root}: {err.strerror}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise PathError(f"not a folder: {root}")
+    return _Walker(root_str, os.path.realpath(root_str), content, limit).run()

@@ -1,0 +1,217 @@
+"""Ignore rules: .gitignore semantics, .codepithignore overrides and force-includes, built-in skips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codepith.files.ignore import decide, dir_skip_reason, file_skip_reason, parse_ignore_lines
+from codepith.files.walk import walk
+
+
+def make(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def rels(root: Path, content: str = "code") -> set[str]:
+    return {f.rel_path for f in walk(root, content=content).files}
+
+
+CODE = "x = 1\n"
+
+
+def test_nested_gitignore_applies_to_its_own_subtree_only(tmp_path: Path) -> None:
+    make(tmp_path, {
+        ".gitignore": "generated.py\n",
+        "sub/.gitignore": "local_*.py\n",
+        "generated.py": CODE,
+        "sub/generated.py": CODE,
+        "local_a.py": CODE,
+        "sub/local_a.py": CODE,
+        "sub/deeper/local_b.py": CODE,
+        "sub/kept.py": CODE,
+    })  # fmt: skip
+    assert rels(tmp_path) == {"local_a.py", "sub/kept.py"}
+
+
+def test_negation_re_includes_a_file(tmp_path: Path) -> None:
+    make(tmp_path, {".gitignore": "gen_*.py\n!gen_keep.py\n", "gen_a.py": CODE, "gen_keep.py": CODE})
+    assert rels(tmp_path) == {"gen_keep.py"}
+
+
+def test_deeper_gitignore_overrides_shallower(tmp_path: Path) -> None:
+    make(tmp_path, {
+        ".gitignore": "secret_*.py\n",
+        "sub/.gitignore": "!secret_ok.py\n",
+        "sub/secret_ok.py": CODE,
+        "sub/secret_no.py": CODE,
+        "secret_ok.py": CODE,
+    })  # fmt: skip
+    assert rels(tmp_path) == {"sub/secret_ok.py"}
+
+
+def test_directory_only_pattern_does_not_match_a_file(tmp_path: Path) -> None:
+    make(tmp_path, {".gitignore": "BUILD/\n", "pkg/BUILD": "x", "other/BUILD/x.py": CODE, "other/y.py": CODE})
+    assert rels(tmp_path) == {"pkg/BUILD", "other/y.py"}
+
+
+def test_anchored_patterns(tmp_path: Path) -> None:
+    make(tmp_path, {
+        ".gitignore": "/top.py\na/b.py\n",
+        "sub/.gitignore": "/only.py\n",
+        "top.py": CODE,
+        "sub/top.py": CODE,
+        "a/b.py": CODE,
+        "x/a/b.py": CODE,
+        "sub/only.py": CODE,
+        "sub/deeper/only.py": CODE,
+    })  # fmt: skip
+    assert rels(tmp_path) == {"sub/top.py", "x/a/b.py", "sub/deeper/only.py"}
+
+
+def test_file_under_excluded_folder_cannot_be_re_included(tmp_path: Path) -> None:
+    make(tmp_path, {
+        ".gitignore": "gone/\n!gone/keep.py\nstars/*\n!stars/keep.py\nglob/**\n!glob/keep.py\n",
+        "gone/keep.py": CODE,
+        "gone/other.py": CODE,
+        "stars/keep.py": CODE,
+        "stars/other.py": CODE,
+        "glob/keep.py": CODE,
+        "glob/other.py": CODE,
+    })  # fmt: skip
+    # git: "gone/" excludes the folder itself, so its files stay out; "stars/*" and "glob/**" only
+    # exclude the contents, so a later "!" brings a file back.
+    assert rels(tmp_path) == {"stars/keep.py", "glob/keep.py"}
+
+
+def test_ignored_folder_is_pruned_and_counted_once(tmp_path: Path) -> None:
+    make(tmp_path, {".gitignore": "logs/\n", "logs/a.py": CODE, "logs/b.py": CODE, "main.py": CODE})
+    result = walk(tmp_path)
+    assert [f.rel_path for f in result.files] == ["main.py"]
+    assert result.skipped.counts["ignored"] == 1
+    assert result.skipped.examples["ignored"] == ["logs/"]
+
+
+def test_git_info_exclude_is_honoured(tmp_path: Path) -> None:
+    make(tmp_path, {".git/info/exclude": "scratch.py\n", "scratch.py": CODE, "main.py": CODE})
+    assert rels(tmp_path) == {"main.py"}
+
+
+def test_codepithignore_excludes_after_gitignore(tmp_path: Path) -> None:
+    make(tmp_path, {
+        ".gitignore": "a.py\n",
+        ".codepithignore": "b.py\nsub/\n",
+        "a.py": CODE,
+        "b.py": CODE,
+        "c.py": CODE,
+        "sub/d.py": CODE,
+    })  # fmt: skip
+    assert rels(tmp_path) == {"c.py"}
+
+
+def test_codepithignore_force_includes_file_in_always_skipped_folder(tmp_path: Path) -> None:
+    make(tmp_path, {
+        ".codepithignore": "!dist/keep.js\n",
+        "dist/keep.js": "let a = 1;\n",
+        "dist/other.js": "let b = 1;\n",
+        "node_modules/lib/index.js": "let c = 1;\n",
+        "src/app.js": "let d = 1;\n",
+    })  # fmt: skip
+    result = walk(tmp_path)
+    assert [f.rel_path for f in result.files] == ["dist/keep.js", "src/app.js"]
+    assert result.skipped.examples["always-skipped folder"] == ["dist/", "node_modules/"]
+
+
+def test_codepithignore_force_includes_gitignored_lockfile_unknown_and_docs(tmp_path: Path) -> None:
+    make(tmp_path, {
+        ".gitignore": "gen.py\n",
+        ".codepithignore": "!gen.py\n!*.lock\n!notes.weird\n!README.md\n",
+        "gen.py": CODE,
+        "Cargo.lock": "[[package]]\n",
+        "notes.weird": "hello\n",
+        "other.weird": "hello\n",
+        "README.md": "# hi\n",
+        "GUIDE.md": "# guide\n",
+    })  # fmt: skip
+    files = {f.rel_path: (f.language, f.kind) for f in walk(tmp_path, content="code").files}
+    assert files == {
+        "gen.py": ("python", "code"),
+        "Cargo.lock": ("text", "docs"),
+        "notes.weird": ("text", "docs"),
+        "README.md": ("markdown", "docs"),
+    }
+
+
+def test_codepithignore_reopens_a_skipped_folder_without_forcing_its_files(tmp_path: Path) -> None:
+    make(tmp_path, {
+        ".codepithignore": "!vendor/\n",
+        "vendor/lib/a.go": "package lib\n",
+        "vendor/go.sum": "x\n",
+        "vendor/notes.weird": "x\n",
+    })  # fmt: skip
+    result = walk(tmp_path)
+    assert [f.rel_path for f in result.files] == ["vendor/lib/a.go"]
+    assert result.skipped.counts["lockfile"] == 1
+
+
+def test_unanchored_negation_does_not_open_skipped_folders(tmp_path: Path) -> None:
+    make(tmp_path, {".codepithignore": "!*.lock\n", "node_modules/x/yarn.lock": "x\n", "yarn.lock": "x\n"})
+    assert rels(tmp_path) == {"yarn.lock"}
+
+
+def test_parse_ignore_lines_decisions() -> None:
+    layer = parse_ignore_lines(["# comment", "", "*.log", "!keep.log", "cache/", "/root.txt"], base="")
+    assert layer is not None
+    assert decide([layer], "a/b.log", False) is True
+    assert decide([layer], "a/keep.log", False) is False
+    assert decide([layer], "x/cache", True) is True
+    assert decide([layer], "x/cache", False) is None
+    assert decide([layer], "root.txt", False) is True
+    assert decide([layer], "a/root.txt", False) is None
+    assert parse_ignore_lines(["# only a comment", "   "]) is None
+
+
+def test_nested_layer_patterns_are_relative_to_their_folder() -> None:
+    outer = parse_ignore_lines(["*.tmp"], base="")
+    inner = parse_ignore_lines(["!keep.tmp", "/anchored.py"], base="pkg/")
+    assert outer is not None and inner is not None
+    assert decide([outer, inner], "pkg/keep.tmp", False) is False
+    assert decide([outer, inner], "keep.tmp", False) is True
+    assert decide([outer, inner], "pkg/anchored.py", False) is True
+    assert decide([outer, inner], "pkg/sub/anchored.py", False) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("package-lock.json", "lockfile"),
+        ("yarn.lock", "lockfile"),
+        ("go.sum", "lockfile"),
+        ("whatever.lock", "lockfile"),
+        ("app.min.js", "minified"),
+        ("style.min.css", "minified"),
+        ("app.js.map", "source-map"),
+        (".env", "secret"),
+        (".env.production", "secret"),
+        ("id_ed25519", "secret"),
+        ("server.pem", "secret"),
+        ("cert.p12", "secret"),
+        (".netrc", "secret"),
+        (".env.example", None),
+        ("main.py", None),
+        ("app.js", None),
+    ],
+)
+def test_file_skip_reasons(name: str, reason: str | None) -> None:
+    assert file_skip_reason(name) == reason
+
+
+def test_dir_skip_reasons() -> None:
+    for name in ("node_modules", ".git", "__pycache__", "dist", "target", "vendor", "pkg.egg-info"):
+        assert dir_skip_reason(name) == "always-skipped folder"
+    for name in ("src", "lib", "env", "tests"):
+        assert dir_skip_reason(name) is None
