@@ -56,9 +56,11 @@ def _open_index(args: argparse.Namespace, paths: Sequence[str], progress: bool =
 
 
 def _cli_read_call(index, cwd: Path):  # type: ignore[no-untyped-def]
+    from codepith.output.read import cli_read_call
+
     def call(path: str, start: int, end: int) -> str:
         root, rel = index.locate(path)
-        cmd = f"codepith read {shlex.quote(rel)} {start} {end}"
+        cmd = cli_read_call(rel, start, end)
         if root != cwd:
             cmd += f" --root {shlex.quote(str(root))}"
         return cmd
@@ -104,10 +106,13 @@ def cmd_related(args: argparse.Namespace) -> int:
 def cmd_read(args: argparse.Namespace) -> int:
     from codepith.output.read import format_read, read_lines
 
-    result = read_lines(Path(args.root), args.path, args.start, args.end)
+    from codepith.output.savings import source_chars
+
+    root = Path(args.root)
+    result = read_lines(root, args.path, args.start, args.end)
     text = format_read(result)
     print(text)
-    _record("read", 1, text, result.file_chars if hasattr(result, "file_chars") else len(text))
+    _record("read", 1, text, source_chars(root, [result.rel_path]))
     return 0
 
 
@@ -166,9 +171,9 @@ def cmd_clear(args: argparse.Namespace) -> int:
     for e in entries:
         store.remove(e)
     if args.what == "all":
-        from codepith.output import savings
+        from codepith.output.savings import stats_path
 
-        savings.clear()
+        stats_path().unlink(missing_ok=True)
     print(f"removed {len(entries)} cached index{'es' if len(entries) != 1 else ''}" + (" and savings stats" if args.what == "all" else ""))
     return 0
 
