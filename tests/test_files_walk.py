@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codepith.errors import CodepithError, PathError
-from codepith.files.types import CONTENT_TYPES, classify, file_types_table, selected
+from codepith.files.types import CONTENT_TYPES, classify, file_types_table, selected, shebang_language
 from codepith.files.walk import walk
 
 
@@ -240,7 +240,8 @@ def test_walk_is_deterministic(tmp_path: Path) -> None:
         ("x.adoc", ("asciidoc", "docs")), ("x.txt", ("text", "docs")), ("x.org", ("org", "docs")),
         ("x.json", ("json", "config")), ("x.yml", ("yaml", "config")), ("x.toml", ("toml", "config")),
         ("setup.cfg", ("ini", "config")), ("pom.xml", ("xml", "config")),
-        ("x.png", None), (".gitignore", None), ("LICENSE-MIT", None), ("noext", None),
+        ("gen/model.rb.tt", ("ruby", "code")), ("config.h.in", ("c", "code")), ("x.pyx", ("cython", "code")),
+        ("x.png", None), (".gitignore", None), ("LICENSE-MIT", None), ("noext", None), ("a.tt", None),
     ],
 )  # fmt: skip
 def test_classify(rel_path: str, expected: tuple[str, str] | None) -> None:
@@ -251,8 +252,31 @@ def test_classify(rel_path: str, expected: tuple[str, str] | None) -> None:
 NO_GRAMMAR = {
     "ada", "assembly", "awk", "crystal", "elisp", "elm", "fish", "fsharp", "gleam", "glsl", "less", "lisp",
     "nim", "pascal", "purescript", "rescript", "tcl", "verilog", "vhdl", "visualbasic", "text", "gomod",
-    "dotenv",
+    "dotenv", "cython",
 }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("line", "language"),
+    [
+        ("#!/bin/bash", "bash"), ("#!/usr/bin/env bash", "bash"), ("#!/usr/bin/env -S python3 -u", "python"),
+        ("#!/usr/bin/python3.12", "python"), ("#!/usr/bin/env node", "javascript"),
+        ("#! /usr/bin/ruby", "ruby"),
+        ("#!/usr/bin/env", None), ("# just a comment", None), ("#!/usr/bin/awesome", None),
+    ],
+)  # fmt: skip
+def test_shebang_language(line: str, language: str | None) -> None:
+    assert shebang_language(line) == language
+
+
+def test_extensionless_scripts_are_classified_by_shebang(tmp_path: Path) -> None:
+    make(tmp_path, {
+        "bin/tool": "#!/usr/bin/env bash\necho hi\n",
+        "libexec/helper": "#!/usr/bin/python3\nprint(1)\n",
+        "LICENSE": "MIT License\n",
+    })  # fmt: skip
+    files = {f.rel_path: f.language for f in walk(tmp_path).files}
+    assert files == {"bin/tool": "bash", "libexec/helper": "python"}
 
 
 def test_language_names_match_grammar_names() -> None:
@@ -271,6 +295,9 @@ def test_file_types_table_rows() -> None:
     keys = [key for key, _, _ in rows]
     assert len(keys) == len(set(keys))
     for key, lang, kind in rows:
+        if key.startswith("#!"):
+            assert shebang_language(key) == lang
+            continue
         name = key.replace("*", "prod")
         assert (lang, kind) in (classify("dir/" + name), classify("dir/f" + name)), key
 

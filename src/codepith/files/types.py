@@ -95,6 +95,7 @@ _CODE_EXTENSIONS: dict[str, tuple[str, ...]] = {
     "verilog": (".sv", ".svh", ".vh"),
     "vhdl": (".vhd", ".vhdl"),
     "visualbasic": (".vb", ".vbs"),
+    "cython": (".pyx", ".pxd"),
 }
 
 _DOCS_EXTENSIONS: dict[str, tuple[str, ...]] = {
@@ -180,6 +181,17 @@ def _build_extension_map() -> dict[str, tuple[str, str]]:
 _EXTENSIONS = _build_extension_map()
 
 
+# Template suffixes wrapping a real file type: "model.rb.tt" (Thor/Rails), "config.h.in" (autoconf).
+_TEMPLATE_SUFFIXES = frozenset({".tt", ".in", ".tmpl", ".template"})
+
+# Interpreters named on a "#!" line, for extensionless scripts (bin/, libexec/).
+_INTERPRETERS: dict[str, str] = {
+    "sh": "bash", "bash": "bash", "zsh": "bash", "ksh": "bash", "dash": "bash", "bats": "bash",
+    "python": "python", "python2": "python", "python3": "python", "node": "javascript", "deno": "typescript",
+    "ruby": "ruby", "perl": "perl", "php": "php", "lua": "lua", "Rscript": "r", "elixir": "elixir",
+}  # fmt: skip
+
+
 def classify(rel_path: str) -> tuple[str, str] | None:
     """(language, kind) for a path, or None when codepith does not index that type of file."""
     name = rel_path.rpartition("/")[2]
@@ -191,7 +203,29 @@ def classify(rel_path: str) -> tuple[str, str] | None:
     dot = name.rfind(".")
     if dot <= 0:  # no extension, or a dotfile such as ".gitignore"
         return None
-    return _EXTENSIONS.get(name[dot:].lower())
+    ext = name[dot:].lower()
+    if ext in _TEMPLATE_SUFFIXES:
+        return classify(name[:dot])
+    return _EXTENSIONS.get(ext)
+
+
+def shebang_language(first_line: str) -> str | None:
+    """Language of a script from its ``#!`` line (``#!/usr/bin/env python3 -u`` -> "python"), or None."""
+    if not first_line.startswith("#!"):
+        return None
+    words = first_line[2:].split()
+    if not words:
+        return None
+    program = words[0].rpartition("/")[2]
+    if program == "env":
+        args = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        if not args:
+            return None
+        program = args[0]
+    language = _INTERPRETERS.get(program)
+    if language is None and program.startswith("python"):  # python3.12
+        language = "python"
+    return language
 
 
 def check_content(content: str) -> str:
@@ -212,5 +246,6 @@ def file_types_table() -> list[tuple[str, str, str]]:
     rows = [(ext, lang, kind) for ext, (lang, kind) in _EXTENSIONS.items()]
     rows += [(name, lang, kind) for name, (lang, kind) in _NAMES.items()]
     rows.append(("Dockerfile.*", "dockerfile", CODE))
+    rows += [(f"#!{program}", lang, CODE) for program, lang in _INTERPRETERS.items()]
     order = {CODE: 0, DOCS: 1, CONFIG: 2}
     return sorted(rows, key=lambda row: (order[row[2]], row[1], row[0]))
