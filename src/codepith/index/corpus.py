@@ -23,6 +23,13 @@ class CorpusPart:
     prefix: str  # "" for a single repository, else "<repo-name>/"
 
 
+def path_terms(rel_path: str) -> TermCounts:
+    """Path words every chunk of a file carries into BM25: the stem twice, the last three folders once."""
+    parts = rel_path.split("/")
+    stem = parts[-1].split(".", 1)[0]
+    return TermCounts.from_tokens(tokenize(f"{stem} {stem} {' '.join(parts[-4:-1])}"))
+
+
 class Corpus:
     def __init__(self, parts: Sequence[CorpusPart], dims: int) -> None:
         chunks: list[Chunk] = []
@@ -41,21 +48,23 @@ class Corpus:
                 self.files.append(part.prefix + rel)
                 self.file_chars.append(rec.chars)
                 self.part_of_file.append(p_i)
-                for c in rec.chunks:
+                extra = path_terms(rel)
+                for c, t in zip(rec.chunks, rec.terms):
                     chunks.append(replace(c, file_path=part.prefix + rel) if part.prefix else c)
                     file_of_chunk.append(f_i)
-                terms.extend(rec.terms)
+                    terms.append(t.plus(extra))
                 vectors.append(rec.vectors)
         self.parts = list(parts)
         self.chunks = chunks
         self.file_of_chunk = np.asarray(file_of_chunk, dtype=np.int32)
         self.vectors = np.concatenate(vectors) if vectors else np.zeros((0, dims), dtype=np.float32)
         self.bm25 = BM25(terms)
-        # A second, small lexical index over file paths: 'cors middleware' should find middleware/cors.py.
-        self.path_bm25 = BM25([TermCounts.from_tokens(tokenize(f.replace("/", " ").replace(".", " "))) for f in self.files])
         self._by_file: dict[str, list[int]] = {}
+        self.definitions: dict[str, list[int]] = {}  # lower-cased symbol -> chunks that define it
         for i, c in enumerate(chunks):
             self._by_file.setdefault(c.file_path, []).append(i)
+            for sym in c.symbols:
+                self.definitions.setdefault(sym.lower(), []).append(i)
 
     def __len__(self) -> int:
         return len(self.chunks)

@@ -24,6 +24,12 @@ class TermCounts:
         c = Counter(tokens)
         return TermCounts(tuple(c.keys()), tuple(c.values()))
 
+    def plus(self, other: TermCounts) -> TermCounts:
+        merged = dict(zip(self.terms, self.counts))
+        for t, c in zip(other.terms, other.counts):
+            merged[t] = merged.get(t, 0) + c
+        return TermCounts(tuple(merged), tuple(merged.values()))
+
     @property
     def length(self) -> int:
         return sum(self.counts)

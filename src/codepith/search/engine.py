@@ -10,21 +10,24 @@ from codepith.index.corpus import Corpus
 from codepith.model.loader import StaticModel
 from codepith.search.fusion import rrf, top_indices
 from codepith.search.query import Query, parse_query
-from codepith.search.ranking import definition_boost, path_penalty
+from codepith.search.ranking import path_match_ratio, path_penalty, stem_matches_symbol
 from codepith.search.result import SearchResult
 
 MODES = ("hybrid", "lexical", "dense")
 CANDIDATES = 100
 
 
+ALPHA_SYMBOL = 0.3  # dense share of the fusion for symbol queries: exact names are lexical evidence
+ALPHA_WORDS = 0.5
+COHERENCE = 0.2  # a file with many good chunks lifts its best one, by up to this share of the top score
+DEFINITION = 3.0  # a chunk that defines the queried symbol gains this many top scores
+EMBEDDED_DEFINITION = 1.5  # ... an identifier named inside a sentence
+PATH_WORDS = 1.0  # query words in the file's name or folder, times the share of words matched
+SATURATION = 0.5  # each further chunk from an already-listed file counts this much less
+
+
 def lexical_scores(corpus: Corpus, query: Query) -> np.ndarray:
-    scores = corpus.bm25.scores(query.terms)
-    if len(corpus.files) and query.terms:
-        # Path words lift every chunk of the matching file, a little.
-        file_scores = corpus.path_bm25.scores(query.terms)
-        if file_scores.any():
-            scores = scores + 0.3 * file_scores[corpus.file_of_chunk]
-    return scores
+    return corpus.bm25.scores(query.terms)
 
 
 def dense_scores(corpus: Corpus, model: StaticModel, query: Query) -> np.ndarray:
@@ -34,6 +37,58 @@ def dense_scores(corpus: Corpus, model: StaticModel, query: Query) -> np.ndarray
     return corpus.vectors @ qv
 
 
+def _boost_definitions(corpus: Corpus, query: Query, scores: dict[int, float], unit: float) -> None:
+    """Chunks that define a queried name gain ``unit`` (half again when the file is named after it),
+    whether or not retrieval found them: a definition nobody mentions is still the answer."""
+    for name in query.names:
+        for idx in corpus.definitions.get(name.lower(), []):
+            if corpus.chunks[idx].symbols and name not in corpus.chunks[idx].symbols and not query.symbol_like:
+                continue
+            bonus = unit * (1.5 if stem_matches_symbol(corpus.chunks[idx].file_path, name) else 1.0)
+            scores[idx] = scores.get(idx, 0.0) + bonus
+
+
+def _boost_coherent_files(corpus: Corpus, scores: dict[int, float], top: float) -> None:
+    file_sum: dict[int, float] = {}
+    best: dict[int, int] = {}
+    for idx, s in scores.items():
+        f = int(corpus.file_of_chunk[idx])
+        file_sum[f] = file_sum.get(f, 0.0) + s
+        if f not in best or s > scores[best[f]]:
+            best[f] = idx
+    most = max(file_sum.values())
+    for f, idx in best.items():
+        scores[idx] += COHERENCE * top * file_sum[f] / most
+
+
+def _boost_path_words(corpus: Corpus, query: Query, scores: dict[int, float], top: float) -> None:
+    for idx in scores:
+        ratio = path_match_ratio(corpus.chunks[idx].file_path, query.keywords)
+        if ratio >= 0.1:
+            scores[idx] += PATH_WORDS * top * ratio
+
+
+def _select(corpus: Corpus, scores: dict[int, float], top_k: int) -> list[tuple[float, int]]:
+    """Best first, each further chunk of an already-chosen file discounted, so ten results show
+    several places rather than one file ten times."""
+    ranked = sorted(scores.items(), key=lambda t: (-t[1], t[0]))
+    per_file: dict[int, int] = {}
+    chosen: list[tuple[float, int]] = []
+    floor = -np.inf
+    for idx, s in ranked:
+        if len(chosen) >= top_k and s <= floor:
+            break
+        f = int(corpus.file_of_chunk[idx])
+        n = per_file.get(f, 0)
+        eff = s * (SATURATION**n)
+        per_file[f] = n + 1
+        chosen.append((eff, idx))
+        if len(chosen) >= top_k:
+            floor = sorted(e for e, _ in chosen)[-top_k]
+    chosen.sort(key=lambda t: (-t[0], t[1]))
+    return chosen[:top_k]
+
+
 def search(
     corpus: Corpus,
     model: StaticModel,
@@ -41,7 +96,6 @@ def search(
     top_k: int = 10,
     *,
     mode: str = "hybrid",
-    exclude: Sequence[int] = (),
 ) -> list[SearchResult]:
     if mode not in MODES:
         raise ValueError(f"unknown search mode {mode!r}")
@@ -51,43 +105,41 @@ def search(
     lex_rank = np.empty(0, dtype=np.int64)
     dense_rank = np.empty(0, dtype=np.int64)
     if mode in ("hybrid", "lexical") and query.terms:
-        lex = lexical_scores(corpus, query)
-        lex_rank = top_indices(lex, CANDIDATES, positive_only=True)
+        lex_rank = top_indices(lexical_scores(corpus, query), CANDIDATES, positive_only=True)
     if mode in ("hybrid", "dense"):
-        dense = dense_scores(corpus, model, query)
-        dense_rank = top_indices(dense, CANDIDATES, positive_only=True)
-    w_lex = 1.0
-    if mode == "hybrid" and query.symbol_like:
-        w_lex = 2.0
-    fused = rrf([lex_rank, dense_rank], [w_lex, 1.0])
+        dense_rank = top_indices(dense_scores(corpus, model, query), CANDIDATES, positive_only=True)
+    alpha = ALPHA_SYMBOL if query.symbol_like else ALPHA_WORDS
+    if mode == "lexical":
+        alpha = 0.0
+    elif mode == "dense":
+        alpha = 1.0
+    scores = rrf([lex_rank, dense_rank], [1.0 - alpha, alpha])
+    if not scores:
+        return []
+    if mode == "hybrid":
+        top = max(scores.values())
+        _boost_coherent_files(corpus, scores, top)
+        if query.names:
+            _boost_definitions(corpus, query, scores, top * (DEFINITION if query.symbol_like else EMBEDDED_DEFINITION))
+        if not query.symbol_like:
+            _boost_path_words(corpus, query, scores, top)
+        for idx in scores:
+            scores[idx] *= path_penalty(corpus.chunks[idx].file_path, query)
+        chosen = _select(corpus, scores, top_k)
+    else:
+        chosen = sorted(((s, i) for i, s in scores.items()), key=lambda t: (-t[0], t[1]))[:top_k]
     lex_pos = {int(i): r for r, i in enumerate(lex_rank.tolist())}
     dense_pos = {int(i): r for r, i in enumerate(dense_rank.tolist())}
-    path_hits = set()
-    if query.terms and len(corpus.files):
-        path_scores = corpus.path_bm25.scores(query.terms)
-        path_hits = set(np.flatnonzero(path_scores > 0).tolist())
-    excluded = set(exclude)
-    scored: list[tuple[float, int]] = []
-    for idx, s in fused.items():
-        if idx in excluded:
-            continue
-        chunk = corpus.chunks[idx]
-        if mode == "hybrid":
-            s *= definition_boost(chunk, query) * path_penalty(chunk.file_path, query)
-        scored.append((s, idx))
-    scored.sort(key=lambda t: (-t[0], t[1]))
-    out = []
-    for s, idx in scored[:top_k]:
-        out.append(
-            SearchResult(
-                chunk=corpus.chunks[idx],
-                score=float(s),
-                lexical_rank=lex_pos.get(idx),
-                dense_rank=dense_pos.get(idx),
-                path_match=int(corpus.file_of_chunk[idx]) in path_hits,
-            )
+    return [
+        SearchResult(
+            chunk=corpus.chunks[idx],
+            score=float(s),
+            lexical_rank=lex_pos.get(idx),
+            dense_rank=dense_pos.get(idx),
+            path_match=path_match_ratio(corpus.chunks[idx].file_path, query.keywords) > 0,
         )
-    return out
+        for s, idx in chosen
+    ]
 
 
 def related(corpus: Corpus, chunk_index: int, top_k: int = 5) -> list[SearchResult]:

@@ -5,38 +5,52 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from codepith.index.tokens import identifiers, query_terms, split_identifier
+from codepith.index.tokens import STOPWORDS, query_terms
 
-_SYMBOLISH = re.compile(r"[a-z][A-Z]|_|::|->|\.\w|\w\(|^[A-Z][a-z]+[A-Z]")
+# A bare or qualified identifier: Foo::bar, a.b.c, $x->y, _private, getUserById, HTTPError, Depends
+_SYMBOL = re.compile(
+    r"^(?:[A-Za-z_$][\w$]*(?:(?:::|\\|->|\.)[A-Za-z_$][\w$]*)+\(?\)?"
+    r"|_\w*|[A-Za-z]\w*[A-Z_]\w*|[A-Z]\w*)(?:\(\))?$"
+)
+# Identifiers inside a sentence: PascalCase with two humps, camelCase, snake_case.
+_EMBEDDED = re.compile(r"\b(?:[A-Z][a-z0-9]+[A-Z]\w*|[a-z][a-z0-9]*[A-Z]\w*|[a-z]\w*_\w+)\b")
+_QUALIFIER = re.compile(r"::|\\|->|\.")
 
 
 @dataclass(frozen=True)
 class Query:
     text: str
     terms: tuple[str, ...]  # BM25 tokens (whole identifiers and their parts), stop words dropped
-    identifiers: tuple[str, ...]  # identifiers as typed, for exact-definition matches
-    symbol_like: bool  # the query names code (getUserById, Foo::bar, _private) rather than describing it
+    symbol_like: bool  # the whole query names code (getUserById, Foo::bar, _private) rather than describing it
+    names: tuple[str, ...]  # identifiers whose definitions are wanted (the symbol, or ones embedded in words)
+    keywords: tuple[str, ...]  # lower-case words for path matching (stop words dropped)
 
 
 def is_symbol_like(text: str) -> bool:
-    words = text.split()
-    if not words or len(words) > 3:
-        return False
-    if any(_SYMBOLISH.search(w) for w in words):
-        return True
-    # A single capitalised or all-caps word that is not an English word start: ``Depends``, ``HTTPError``.
-    return len(words) == 1 and (words[0][:1].isupper() or words[0].isupper())
+    return bool(_SYMBOL.match(text.strip()))
 
 
 def parse_query(text: str) -> Query:
-    idents = tuple(i for i in identifiers(text) if len(i) > 1 and not i.isdigit())
+    stripped = text.strip()
+    symbol_like = is_symbol_like(stripped)
+    names: list[str] = []
+    if symbol_like:
+        bare = stripped.rstrip("()")
+        last = _QUALIFIER.split(bare)[-1].lstrip("$")
+        names.append(last)
+        if bare != last:
+            names.append(bare)
+    else:
+        names.extend(dict.fromkeys(_EMBEDDED.findall(stripped)))
+    keywords = tuple(
+        dict.fromkeys(
+            w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", stripped) if len(w) > 2 and w.lower() not in STOPWORDS
+        )
+    )
     return Query(
         text=text,
         terms=tuple(query_terms(text)),
-        identifiers=idents,
-        symbol_like=is_symbol_like(text.strip()),
+        symbol_like=symbol_like,
+        names=tuple(names),
+        keywords=keywords,
     )
-
-
-def name_parts(name: str) -> tuple[str, ...]:
-    return tuple(split_identifier(name))

@@ -1,49 +1,93 @@
-"""Code-aware signals applied after fusion. Each one is a small multiplier with a reason a stranger's
-repository would agree with; the benchmark decides whether it stays."""
+"""Code-aware signals applied after fusion. Each has a reason a stranger's repository would agree with;
+the benchmark decides whether it stays (see benchmarks/README.md for the ablations)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from functools import lru_cache
 
-from codepith.chunks.chunk import Chunk
+from codepith.index.tokens import split_identifier
 from codepith.search.query import Query
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|spec|specs|__tests__|testing|testdata|fixtures?)(/|$)|(^|/)(test_[^/]*|[^/]*_test\.\w+|[^/]*\.(test|spec)\.\w+|[^/]*Tests?\.\w+)$")
-_AUX_PATH = re.compile(r"(^|/)(examples?|samples?|demos?|docs?|benchmarks?|scripts?|vendor|third_party|node_modules)(/|$)")
-_STUB = re.compile(r"\.(d\.ts|pyi)$")
+_TEST_FILE = re.compile(
+    r"(^|/)(test_[^/]*|[^/]*_(test|spec)\.\w+|[^/]*\.(test|spec)\.\w+|[^/]*(Test|Tests|Spec|Suite)\.\w+|conftest\.py)$"
+)
+_TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|fixtures?)/")
+_EXAMPLE_DIR = re.compile(r"(^|/)(_?examples?|samples?|demos?|docs?_src|docs?|benchmarks?)/")
+_COMPAT_DIR = re.compile(r"(^|/)(_?compat|legacy|vendor|third_party)/")
+_STUB = re.compile(r"\.d\.[cm]?ts$|\.pyi$")
+_REEXPORT = frozenset({"__init__.py", "index.js", "index.ts", "mod.rs", "package-info.java"})
+
+TEST_PENALTY = 0.3
+EXAMPLE_PENALTY = 0.3
+REEXPORT_PENALTY = 0.5
+STUB_PENALTY = 0.7
+
+ASKS_FOR_TESTS = frozenset({"test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
+ASKS_FOR_EXAMPLES = frozenset({"example", "examples", "demo", "sample", "docs", "doc", "benchmark"})
 
 
 def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path))
+    return bool(_TEST_FILE.search(path) or _TEST_DIR.search(path))
 
 
-def is_aux_path(path: str) -> bool:
-    return bool(_AUX_PATH.search(path))
-
-
-def query_mentions(query: Query, words: tuple[str, ...]) -> bool:
-    return any(w in query.terms for w in words)
-
-
-def path_penalty(path: str, query: Query) -> float:
-    """Tests, examples, docs and stubs rank below the code they exercise, unless the query asks for them."""
-    p = path.lower()
+@lru_cache(maxsize=65536)
+def _path_factor(path: str, asks_tests: bool, asks_examples: bool) -> float:
     factor = 1.0
-    if is_test_path(p) and not query_mentions(query, ("test", "tests", "spec", "fixture", "fixtures", "mock")):
-        factor *= 0.7
-    elif is_aux_path(p) and not query_mentions(query, ("example", "examples", "demo", "doc", "docs", "benchmark")):
-        factor *= 0.8
-    if _STUB.search(p) and not query_mentions(query, ("type", "types", "stub", "declaration")):
-        factor *= 0.85
+    if not asks_tests and is_test_path(path):
+        factor *= TEST_PENALTY
+    if not asks_examples and (_EXAMPLE_DIR.search(path) or _COMPAT_DIR.search(path)):
+        factor *= EXAMPLE_PENALTY
+    name = path.rsplit("/", 1)[-1]
+    if name in _REEXPORT:
+        factor *= REEXPORT_PENALTY
+    if _STUB.search(path):
+        factor *= STUB_PENALTY
     return factor
 
 
-def definition_boost(chunk: Chunk, query: Query) -> float:
-    """The chunk that defines a queried name beats the chunks that only use it."""
-    if not chunk.symbols or not query.identifiers:
-        return 1.0
-    syms = {s.lower() for s in chunk.symbols}
-    hits = sum(1 for ident in query.identifiers if ident.lower() in syms)
-    if not hits:
-        return 1.0
-    return 1.0 + (0.8 if query.symbol_like else 0.25) * hits
+def path_penalty(path: str, query: Query) -> float:
+    """Tests, examples, vendored code, re-export barrels and stubs rank below the code they serve,
+    unless the query asks for them."""
+    words = set(query.terms)
+    return _path_factor(path, bool(words & ASKS_FOR_TESTS), bool(words & ASKS_FOR_EXAMPLES))
+
+
+@lru_cache(maxsize=65536)
+def path_words(path: str) -> frozenset[str]:
+    """Words of a file's stem and its parent folder: ``middleware/cors.py`` -> {middleware, cors}."""
+    parts = path.split("/")
+    stem = parts[-1].split(".", 1)[0]
+    words = set(split_identifier(stem))
+    words.add(stem.lower().replace("_", "").replace("-", ""))
+    if len(parts) > 1:
+        words.update(split_identifier(parts[-2]))
+    return frozenset(w for w in words if w)
+
+
+def _word_match(a: str, b: str) -> bool:
+    """Same word or one a prefix of the other (>= 3 chars): 'dependency' ~ 'dependencies', 'route' ~ 'routing'."""
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    if len(short) >= 4 and long_.startswith(short):
+        return True
+    # shared stem: 'routing' ~ 'routes', 'registry' ~ 'register'
+    return len(short) >= 5 and long_[: len(short) - 2] == short[:-2]
+
+
+def path_match_ratio(path: str, keywords: Iterable[str]) -> float:
+    kws = [k for k in keywords if len(k) > 2]
+    if not kws:
+        return 0.0
+    words = path_words(path)
+    hits = sum(1 for k in kws if any(_word_match(k, w) for w in words))
+    return hits / len(kws)
+
+
+def stem_matches_symbol(path: str, symbol: str) -> bool:
+    stem = path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
+    s = symbol.lower()
+    norm = stem.replace("_", "").replace("-", "")
+    return s in (stem, norm, stem.rstrip("s"), norm.rstrip("s"))
