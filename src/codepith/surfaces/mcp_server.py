@@ -23,7 +23,6 @@ import select
 import sys
 import threading
 import time
-import warnings
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -581,8 +580,7 @@ def serve(path: str | None, content: str = "code", model: str | None = None) -> 
     logging.basicConfig(
         level=logging.WARNING, format="codepith: %(levelname)s: %(message)s", stream=sys.stderr
     )
-    logging.captureWarnings(True)
-    warnings.simplefilter("default")
+    logging.captureWarnings(True)  # warnings reach stderr through logging, never stdout
     cwd = Path(os.getcwd()).resolve()
     default: str | None = None
     base = cwd
