@@ -14,7 +14,7 @@ import codepith
 from codepith.errors import CodepithError, PathError
 from codepith.index import store
 
-from .conftest import write
+from conftest import write
 
 SAMPLE = {
     "app/auth.py": (
@@ -90,7 +90,8 @@ def test_corrupt_cache_is_rebuilt_with_warning(tmp_path: Path, model, damage: st
     elif damage == "garbage":
         path.write_bytes(b"\x00garbage" * 100)
     elif damage == "version":
-        path.write_bytes(blob.replace(b"CODEPITH-INDEX\n1\n", b"CODEPITH-INDEX\n999\n", 1))
+        header = b"CODEPITH-INDEX\n" + str(store.FORMAT_VERSION).encode() + b"\n"
+        path.write_bytes(blob.replace(header, b"CODEPITH-INDEX\n999\n", 1))
     else:
         path.write_bytes(b"")
     with caplog.at_level("WARNING", logger="codepith"):

@@ -21,7 +21,7 @@ from codepith.files.read import read_text
 from codepith.files.source import SkipReport, SourceFile
 from codepith.files.walk import walk
 from codepith.index import store
-from codepith.index.lexical import TermCounts
+from codepith.index.lexical import Postings, TermCounts
 from codepith.index.repo import FileRecord, RepoData
 from codepith.index.tokens import tokenize
 from codepith.model.loader import StaticModel
@@ -60,9 +60,17 @@ def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
+def path_tokens(rel_path: str) -> list[str]:
+    """Path words every chunk of a file carries into BM25: the stem twice, the last three folders once."""
+    parts = rel_path.split("/")
+    stem = parts[-1].split(".", 1)[0]
+    return tokenize(f"{stem} {stem} {' '.join(parts[-4:-1])}")
+
+
 def _index_file(sf: SourceFile, text: str) -> tuple[list[Chunk], list[TermCounts]]:
     chunks = chunk_file(sf.rel_path, text, sf.language)
-    terms = [TermCounts.from_tokens(tokenize(c.content)) for c in chunks]
+    extra = path_tokens(sf.rel_path)
+    terms = [TermCounts.from_tokens(tokenize(c.content) + extra) for c in chunks]
     return chunks, terms
 
 
@@ -106,7 +114,9 @@ def refresh(
             continue
         text, reason = read_text(sf.path)
         if text is None:
-            rec = FileRecord(sf.rel_path, sf.size, sf.mtime_ns, "", [], [], np.zeros((0, data.dims), np.float32))
+            rec = FileRecord(
+                sf.rel_path, sf.size, sf.mtime_ns, "", [], Postings.empty(), np.zeros((0, data.dims), np.float32)
+            )
             rec.skip = reason or "unreadable"
             rec.language = sf.language
             rec.racy = sf.mtime_ns >= racy_after
@@ -154,7 +164,7 @@ def refresh(
             mtime_ns=sf.mtime_ns,
             digest=digest,
             chunks=chunks,
-            terms=terms,
+            postings=data.vocab.encode(terms),
             vectors=np.ascontiguousarray(vec, dtype=np.float32),
             chars=len(text),
             language=sf.language,

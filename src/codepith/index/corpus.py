@@ -12,9 +12,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from codepith.chunks.chunk import Chunk
-from codepith.index.lexical import BM25, TermCounts
+from codepith.index.lexical import BM25, Vocabulary
 from codepith.index.repo import RepoData
-from codepith.index.tokens import tokenize
 
 
 @dataclass(frozen=True)
@@ -23,17 +22,16 @@ class CorpusPart:
     prefix: str  # "" for a single repository, else "<repo-name>/"
 
 
-def path_terms(rel_path: str) -> TermCounts:
-    """Path words every chunk of a file carries into BM25: the stem twice, the last three folders once."""
-    parts = rel_path.split("/")
-    stem = parts[-1].split(".", 1)[0]
-    return TermCounts.from_tokens(tokenize(f"{stem} {stem} {' '.join(parts[-4:-1])}"))
-
-
 class Corpus:
     def __init__(self, parts: Sequence[CorpusPart], dims: int) -> None:
         chunks: list[Chunk] = []
-        terms: list[TermCounts] = []
+        ids: list[np.ndarray] = []
+        tfs: list[np.ndarray] = []
+        per_chunk: list[np.ndarray] = []
+        # One repository: its own vocabulary. Several: the first's, extended, and the others' ids mapped in.
+        vocab = parts[0].data.vocab if len(parts) == 1 else Vocabulary(parts[0].data.vocab.terms if parts else ())
+        maps = [None if (len(parts) == 1 or i == 0) else np.asarray([vocab.add(t) for t in p.data.vocab.terms] or [0], np.int32)
+                for i, p in enumerate(parts)]
         vectors: list[np.ndarray] = []
         file_of_chunk: list[int] = []
         self.files: list[str] = []
@@ -48,17 +46,24 @@ class Corpus:
                 self.files.append(part.prefix + rel)
                 self.file_chars.append(rec.chars)
                 self.part_of_file.append(p_i)
-                extra = path_terms(rel)
-                for c, t in zip(rec.chunks, rec.terms):
+                for c in rec.chunks:
                     chunks.append(replace(c, file_path=part.prefix + rel) if part.prefix else c)
                     file_of_chunk.append(f_i)
-                    terms.append(t.plus(extra))
+                mapping = maps[p_i]
+                ids.append(rec.postings.ids if mapping is None else mapping[rec.postings.ids])
+                tfs.append(rec.postings.tfs)
+                per_chunk.append(rec.postings.per_chunk)
                 vectors.append(rec.vectors)
         self.parts = list(parts)
         self.chunks = chunks
         self.file_of_chunk = np.asarray(file_of_chunk, dtype=np.int32)
         self.vectors = np.concatenate(vectors) if vectors else np.zeros((0, dims), dtype=np.float32)
-        self.bm25 = BM25(terms)
+        self.bm25 = BM25(
+            np.concatenate(ids) if ids else np.zeros(0, np.int32),
+            np.concatenate(tfs) if tfs else np.zeros(0, np.float32),
+            np.concatenate(per_chunk) if per_chunk else np.zeros(0, np.int32),
+            vocab,
+        )
         self._by_file: dict[str, list[int]] = {}
         self.definitions: dict[str, list[int]] = {}  # lower-cased symbol -> chunks that define it
         for i, c in enumerate(chunks):

@@ -24,48 +24,79 @@ class TermCounts:
         c = Counter(tokens)
         return TermCounts(tuple(c.keys()), tuple(c.values()))
 
-    def plus(self, other: TermCounts) -> TermCounts:
-        merged = dict(zip(self.terms, self.counts))
-        for t, c in zip(other.terms, other.counts):
-            merged[t] = merged.get(t, 0) + c
-        return TermCounts(tuple(merged), tuple(merged.values()))
-
     @property
     def length(self) -> int:
         return sum(self.counts)
 
 
-class BM25:
-    """Okapi BM25 over a fixed list of documents; built once, queried many times."""
+@dataclass(frozen=True)
+class Postings:
+    """A file's chunks as bags of term ids (from its repository's Vocabulary), ready to concatenate."""
 
-    def __init__(self, docs: Sequence[TermCounts]) -> None:
-        self.n_docs = len(docs)
-        vocab: dict[str, int] = {}
-        term_ids: list[int] = []
-        doc_ids: list[int] = []
-        tfs: list[int] = []
-        lengths = np.zeros(self.n_docs, dtype=np.float32)
-        for d, doc in enumerate(docs):
-            for term, count in zip(doc.terms, doc.counts):
-                tid = vocab.setdefault(term, len(vocab))
-                term_ids.append(tid)
-                doc_ids.append(d)
-                tfs.append(count)
-            lengths[d] = doc.length
+    ids: np.ndarray  # int32: each chunk's distinct term ids, chunk after chunk
+    tfs: np.ndarray  # float32: their counts
+    per_chunk: np.ndarray  # int32: how many entries each chunk holds
+
+    @staticmethod
+    def empty() -> Postings:
+        return Postings(np.zeros(0, np.int32), np.zeros(0, np.float32), np.zeros(0, np.int32))
+
+
+class Vocabulary:
+    """Append-only term <-> id table: ids stay valid across refreshes, so unchanged files keep theirs."""
+
+    def __init__(self, terms: Sequence[str] = ()) -> None:
+        self.terms: list[str] = list(terms)
+        self._ids: dict[str, int] = {t: i for i, t in enumerate(self.terms)}
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def get(self, term: str) -> int | None:
+        return self._ids.get(term)
+
+    def add(self, term: str) -> int:
+        tid = self._ids.get(term)
+        if tid is None:
+            tid = self._ids[term] = len(self.terms)
+            self.terms.append(term)
+        return tid
+
+    def encode(self, bags: Sequence[TermCounts]) -> Postings:
+        ids = [self.add(t) for bag in bags for t in bag.terms]
+        tfs = [c for bag in bags for c in bag.counts]
+        return Postings(
+            np.asarray(ids, dtype=np.int32),
+            np.asarray(tfs, dtype=np.float32),
+            np.asarray([len(b.terms) for b in bags], dtype=np.int32),
+        )
+
+
+class BM25:
+    """Okapi BM25 over a fixed list of documents; built once from flat arrays, queried many times."""
+
+    def __init__(self, ids: np.ndarray, tfs: np.ndarray, per_doc: np.ndarray, vocab: Vocabulary) -> None:
+        self.n_docs = len(per_doc)
         self.vocab = vocab
-        t = np.asarray(term_ids, dtype=np.int64)
-        order = np.argsort(t, kind="stable")
-        self._docs = np.asarray(doc_ids, dtype=np.int32)[order]
-        self._tfs = np.asarray(tfs, dtype=np.float32)[order]
-        self._offsets = np.zeros(len(vocab) + 1, dtype=np.int64)
-        np.add.at(self._offsets, t + 1, 1) if len(t) else None
-        self._offsets = np.cumsum(self._offsets)
+        doc_ids = np.repeat(np.arange(self.n_docs, dtype=np.int32), per_doc)
+        order = np.argsort(ids, kind="stable")
+        self._docs = doc_ids[order]
+        self._tfs = tfs[order].astype(np.float32, copy=False)
+        counts = np.bincount(ids, minlength=len(vocab)) if len(ids) else np.zeros(len(vocab), dtype=np.int64)
+        self._offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        lengths = np.bincount(doc_ids, weights=tfs, minlength=self.n_docs).astype(np.float32)
         avg = float(lengths.mean()) if self.n_docs else 1.0
         self._norm = (K1 * (1.0 - B + B * lengths / max(avg, 1e-9))).astype(np.float32)
 
+    @classmethod
+    def from_bags(cls, docs: Sequence[TermCounts]) -> BM25:
+        vocab = Vocabulary()
+        p = vocab.encode(docs)
+        return cls(p.ids, p.tfs, p.per_chunk, vocab)
+
     def doc_freq(self, term: str) -> int:
         tid = self.vocab.get(term)
-        return 0 if tid is None else int(self._offsets[tid + 1] - self._offsets[tid])
+        return 0 if tid is None or tid + 1 >= len(self._offsets) else int(self._offsets[tid + 1] - self._offsets[tid])
 
     def idf(self, term: str) -> float:
         df = self.doc_freq(term)
@@ -73,7 +104,7 @@ class BM25:
 
     def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         tid = self.vocab.get(term)
-        if tid is None:
+        if tid is None or tid + 1 >= len(self._offsets):
             return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
         lo, hi = self._offsets[tid], self._offsets[tid + 1]
         return self._docs[lo:hi], self._tfs[lo:hi]

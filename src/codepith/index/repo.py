@@ -8,7 +8,7 @@ import numpy as np
 
 from codepith.chunks.chunk import Chunk
 from codepith.files.source import SkipReport
-from codepith.index.lexical import TermCounts
+from codepith.index.lexical import Postings, Vocabulary
 
 
 @dataclass
@@ -18,7 +18,7 @@ class FileRecord:
     mtime_ns: int
     digest: str  # content hash; confirms a change that size/mtime suggest
     chunks: list[Chunk]
-    terms: list[TermCounts]  # one per chunk
+    postings: Postings  # each chunk's bag of term ids (content and path words)
     vectors: np.ndarray  # (len(chunks), dims) float32, L2-normalised
     skip: str | None = None  # why the file holds no chunks although the walk selected it (e.g. "binary")
     chars: int = 0  # characters of the file's text (what an agent would read without codepith)
@@ -34,6 +34,7 @@ class RepoData:
     model_digest: str
     dims: int
     files: dict[str, FileRecord] = field(default_factory=dict)
+    vocab: Vocabulary = field(default_factory=Vocabulary)
     walk_skipped: SkipReport = field(default_factory=SkipReport)
     refreshed_at: float = 0.0
 

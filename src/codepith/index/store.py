@@ -23,10 +23,10 @@ import numpy as np
 
 from codepith.chunks.chunk import Chunk
 from codepith.files.source import SkipReport
-from codepith.index.lexical import TermCounts
+from codepith.index.lexical import Postings, Vocabulary
 from codepith.index.repo import FileRecord, RepoData
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MAGIC = b"CODEPITH-INDEX\n"
 
 
@@ -86,7 +86,7 @@ def _to_payload(data: RepoData) -> dict[str, Any]:
                 rec.language,
                 rec.racy,
                 [(c.start_line, c.end_line, c.content, c.language, c.symbols, c.kind) for c in rec.chunks],
-                [(t.terms, t.counts) for t in rec.terms],
+                (rec.postings.ids, rec.postings.tfs, rec.postings.per_chunk),
             )
         )
         vectors.append(rec.vectors.astype(np.float32, copy=False))
@@ -100,6 +100,7 @@ def _to_payload(data: RepoData) -> dict[str, Any]:
         "dims": data.dims,
         "refreshed_at": data.refreshed_at,
         "walk_skipped": (data.walk_skipped.counts, data.walk_skipped.examples),
+        "vocab": data.vocab.terms,
         "files": files,
         "vectors": matrix.tobytes(),
         "n_vectors": int(matrix.shape[0]),
@@ -119,11 +120,15 @@ def _from_payload(p: dict[str, Any]) -> RepoData:
         model_name=p["model_name"],
         model_digest=p["model_digest"],
         dims=dims,
+        vocab=Vocabulary(p["vocab"]),
         walk_skipped=skipped,
         refreshed_at=p["refreshed_at"],
     )
     row = 0
-    for rel, size, mtime_ns, digest, skip, chars, language, racy, chunks, terms in p["files"]:
+    n_terms = len(data.vocab)
+    for rel, size, mtime_ns, digest, skip, chars, language, racy, chunks, (ids, tfs, per_chunk) in p["files"]:
+        if len(per_chunk) != len(chunks) or (len(ids) and int(ids.max()) >= n_terms):
+            raise CacheError(f"inconsistent term data for {rel}")
         n = len(chunks)
         data.files[rel] = FileRecord(
             rel_path=rel,
@@ -131,7 +136,7 @@ def _from_payload(p: dict[str, Any]) -> RepoData:
             mtime_ns=mtime_ns,
             digest=digest,
             chunks=[Chunk(rel, s, e, text, lang, tuple(sym), kind) for s, e, text, lang, sym, kind in chunks],
-            terms=[TermCounts(tuple(t), tuple(c)) for t, c in terms],
+            postings=Postings(ids, tfs, per_chunk),
             vectors=matrix[row : row + n],
             skip=skip,
             chars=chars,
