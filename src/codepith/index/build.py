@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,12 +24,13 @@ from codepith.files.walk import walk
 from codepith.index import store
 from codepith.index.lexical import Postings, TermCounts
 from codepith.index.repo import FileRecord, RepoData
-from codepith.index.tokens import tokenize
+from codepith.index.tokens import token_counts, tokenize
 from codepith.model.loader import StaticModel
 
 log = logging.getLogger("codepith")
 
 RACY_NS = 2_000_000_000
+EMBED_BATCH = 2048  # chunks handed to the embedding thread at a time
 Progress = Callable[[int, int], None]  # (files done, files to do)
 
 
@@ -70,7 +72,12 @@ def path_tokens(rel_path: str) -> list[str]:
 def _index_file(sf: SourceFile, text: str) -> tuple[list[Chunk], list[TermCounts]]:
     chunks = chunk_file(sf.rel_path, text, sf.language)
     extra = path_tokens(sf.rel_path)
-    terms = [TermCounts.from_tokens(tokenize(c.content) + extra) for c in chunks]
+    terms = []
+    for c in chunks:
+        counts = token_counts(c.content)
+        for tok in extra:
+            counts[tok] = counts.get(tok, 0) + 1
+        terms.append(TermCounts(tuple(counts), tuple(counts.values())))
     return chunks, terms
 
 
@@ -144,15 +151,25 @@ def refresh(
         del data.files[rel]
         stats.removed += 1
 
-    # Chunk every changed file, then embed all new chunks in one batch (much faster than per file).
+    # Chunk changed files while a worker thread embeds the chunks gathered so far: the tokenizer
+    # and numpy release the GIL, so on two cores the two halves overlap.
     pending: list[tuple[SourceFile, str, str, list[Chunk], list[TermCounts]]] = []
-    for i, (sf, text, digest) in enumerate(todo):
-        chunks, terms = _index_file(sf, text)
-        pending.append((sf, text, digest, chunks, terms))
-        if progress is not None:
-            progress(i + 1, len(todo))
-    all_chunks = [c for *_, chunks, _ in pending for c in chunks]
-    vectors = model.encode([embed_text(c) for c in all_chunks]) if all_chunks else None
+    batches: list[Future[np.ndarray]] = []
+    waiting: list[str] = []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        for i, (sf, text, digest) in enumerate(todo):
+            chunks, terms = _index_file(sf, text)
+            pending.append((sf, text, digest, chunks, terms))
+            waiting.extend(embed_text(c) for c in chunks)
+            if len(waiting) >= EMBED_BATCH:
+                batches.append(pool.submit(model.encode, waiting))
+                waiting = []
+            if progress is not None:
+                progress(i + 1, len(todo))
+        if waiting:
+            batches.append(pool.submit(model.encode, waiting))
+        parts = [f.result() for f in batches]
+    vectors = np.concatenate(parts) if parts else None
     row = 0
     for sf, text, digest, chunks, terms in pending:
         n = len(chunks)
