@@ -37,10 +37,22 @@ def dense_scores(corpus: Corpus, model: StaticModel, query: Query) -> np.ndarray
     return corpus.vectors @ qv
 
 
-def _boost_definitions(corpus: Corpus, query: Query, scores: dict[int, float], unit: float) -> None:
+def _named_symbols(corpus: Corpus, query: Query) -> list[str]:
+    """The names whose definitions the query wants: the symbol itself, identifiers embedded in a
+    sentence, and capitalised words that this corpus really defines (``Serializer trait``)."""
+    names = list(query.names)
+    if not query.symbol_like:
+        for word in query.capitalised:
+            hits = corpus.definitions.get(word.lower(), [])
+            if word not in names and any(word in corpus.chunks[i].symbols for i in hits):
+                names.append(word)
+    return names
+
+
+def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: dict[int, float], unit: float) -> None:
     """Chunks that define a queried name gain ``unit`` (half again when the file is named after it),
     whether or not retrieval found them: a definition nobody mentions is still the answer."""
-    for name in query.names:
+    for name in names:
         for idx in corpus.definitions.get(name.lower(), []):
             if corpus.chunks[idx].symbols and name not in corpus.chunks[idx].symbols and not query.symbol_like:
                 continue
@@ -119,8 +131,9 @@ def search(
     if mode == "hybrid":
         top = max(scores.values())
         _boost_coherent_files(corpus, scores, top)
-        if query.names:
-            _boost_definitions(corpus, query, scores, top * (DEFINITION if query.symbol_like else EMBEDDED_DEFINITION))
+        names = _named_symbols(corpus, query)
+        if names:
+            _boost_definitions(corpus, query, names, scores, top * (DEFINITION if query.symbol_like else EMBEDDED_DEFINITION))
         if not query.symbol_like:
             _boost_path_words(corpus, query, scores, top)
         for idx in scores:

@@ -24,6 +24,7 @@ class Query:
     symbol_like: bool  # the whole query names code (getUserById, Foo::bar, _private) rather than describing it
     names: tuple[str, ...]  # identifiers whose definitions are wanted (the symbol, or ones embedded in words)
     keywords: tuple[str, ...]  # lower-case words for path matching (stop words dropped)
+    capitalised: tuple[str, ...] = ()  # Capitalised words after the first: maybe type names
 
 
 def is_symbol_like(text: str) -> bool:
@@ -53,4 +54,5 @@ def parse_query(text: str) -> Query:
         symbol_like=symbol_like,
         names=tuple(names),
         keywords=keywords,
+        capitalised=tuple(dict.fromkeys(re.findall(r"\b[A-Z][A-Za-z0-9]+\b", stripped))),
     )

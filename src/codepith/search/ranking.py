@@ -10,8 +10,12 @@ from functools import lru_cache
 from codepith.index.tokens import split_identifier
 from codepith.search.query import Query
 
+# Test files by each ecosystem's own convention (a ``test_`` prefix means a test only where the language's
+# test runners look for it: ``test_functions.bash`` in a shell project is ordinary code).
 _TEST_FILE = re.compile(
-    r"(^|/)(test_[^/]*|[^/]*_(test|spec)\.\w+|[^/]*\.(test|spec)\.\w+|[^/]*(Test|Tests|Spec|Suite)\.\w+|conftest\.py)$"
+    r"(^|/)(?:test_[^/]*\.(?:py|c|cc|cpp|dart)|conftest\.py|[^/]*_test\.(?:py|go|rb|c|cc|cpp|dart|exs?|rs)"
+    r"|[^/]*_spec\.rb|[^/]*\.(?:test|spec)\.[cm]?[jt]sx?|[^/]*(?:Test|Tests|Spec|Suite)\.(?:java|kt|swift|cs|php|scala)"
+    r"|[^/]*\.bats)$"
 )
 _TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|fixtures?)/")
 _EXAMPLE_DIR = re.compile(r"(^|/)(_?examples?|samples?|demos?|docs?_src|docs?|benchmarks?)/")
