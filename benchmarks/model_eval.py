@@ -23,6 +23,7 @@ import json
 import math
 import os
 import pickle
+import re
 import sys
 import time
 from collections import defaultdict
@@ -93,6 +94,14 @@ def ndcg_at_k(ranked: list[Span], targets: list[Target]) -> float:
     return dcg / ideal if ideal else 0.0
 
 
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def split_camel(texts: list[str]) -> list[str]:
+    """``getUserName`` -> ``get User Name``: whole-word pieces instead of '##' continuations."""
+    return [_CAMEL.sub(" ", t) for t in texts]
+
+
 def evaluate(model_spec: str, args: argparse.Namespace, specs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     model = load_model(model_spec)
     per_repo: dict[str, float] = {}
@@ -111,11 +120,12 @@ def evaluate(model_spec: str, args: argparse.Namespace, specs: dict[str, dict[st
             continue
         spans, texts = chunk_corpus(root, args.cache / f"{name}.pkl" if args.cache else None)
         t0 = time.perf_counter()
-        vecs = model.encode(texts)
+        vecs = model.encode(split_camel(texts) if args.split_camel else texts)
         embed_s += time.perf_counter() - t0
         n_chunks += len(texts)
         items = json.loads(ann.read_text())
-        qvecs = model.encode([it["query"] for it in items])
+        queries = [it["query"] for it in items]
+        qvecs = model.encode(split_camel(queries) if args.split_camel else queries)
         scores = qvecs @ vecs.T
         repo_scores: list[float] = []
         for it, row in zip(items, scores, strict=True):
@@ -138,7 +148,7 @@ def evaluate(model_spec: str, args: argparse.Namespace, specs: dict[str, dict[st
     size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file()) if folder.is_dir() else 0
     return {
         "model": model_spec,
-        "name": model.info.name,
+        "name": model.info.name + ("+camel" if args.split_camel else ""),
         "dims": model.info.dims,
         "mb": round(size / 1e6, 1),
         "ndcg10": float(np.mean(list(per_repo.values()))) if per_repo else 0.0,
@@ -156,6 +166,7 @@ def main() -> int:
     p.add_argument("--suite", type=Path, default=Path("/work/shared/bench"))
     p.add_argument("--repos", type=lambda s: set(s.split(",")), default=None)
     p.add_argument("--cache", type=Path, default=Path("/tmp/codepith-model-eval"), help="chunk cache folder")
+    p.add_argument("--split-camel", action="store_true", help="split camelCase before embedding (both sides)")
     p.add_argument("--json", type=Path, default=None, help="write all results here")
     args = p.parse_args()
     specs = {r["name"]: r for r in json.loads((args.suite / "repos.json").read_text())}

@@ -30,6 +30,7 @@ import random
 import re
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -154,14 +155,10 @@ def plausible_word(word: str, min_len: int) -> bool:
     return len(word) >= min_len and word.isascii() and digits == 0 and not HEXISH.fullmatch(word)
 
 
-def mine_vocab(
-    roots: list[Path], top: int, base_vocab: set[str], min_files: int = 5, min_len: int = 3
-) -> list[str]:
-    """The ``top`` code words missing from ``base_vocab``, by number of files they appear in."""
-    from collections import Counter
-
-    df: Counter[str] = Counter()
+def iter_code_texts(roots: list[Path], max_bytes: int | None = None) -> Iterator[str]:
+    """Source files under ``roots`` in a fixed order, skipping benchmark corpora and minified code."""
     excluded = set(MINE_EXCLUDE)
+    seen = 0
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d.lower() not in excluded and not d.startswith("."))
@@ -169,10 +166,62 @@ def mine_vocab(
                 if not name.endswith(MINE_SUFFIXES) or name.endswith((".min.js", ".d.ts")):
                     continue
                 try:
-                    text = (Path(dirpath) / name).read_text(encoding="utf-8", errors="ignore")
+                    text = (Path(dirpath) / name).read_text(encoding="utf-8", errors="ignore")[:200_000]
                 except OSError:
                     continue
-                df.update(identifier_words(text[:200_000]))
+                yield text
+                seen += len(text)
+                if max_bytes is not None and seen >= max_bytes:
+                    return
+
+
+def code_token_weights(
+    tokenizer_json: str, roots: list[Path], sif: float, max_bytes: int, cache_dir: Path | None
+) -> Any:
+    """SIF weights a/(a + p(token)) from token frequencies in real code (not Zipf-by-rank guesses).
+
+    BERT's vocabulary order reflects English text; in code, 'self', 'return' or '_' are far more
+    frequent than their rank says, so rank-based weights leave them too heavy.
+    """
+    import numpy as np
+    from tokenizers import Tokenizer
+
+    key = hashlib.sha256(tokenizer_json.encode())
+    key.update(("|".join(str(r) for r in roots) + f"|{max_bytes}").encode())
+    cached = cache_dir / f"counts-{key.hexdigest()[:16]}.npy" if cache_dir else None
+    tok = Tokenizer.from_str(tokenizer_json)
+    if cached is not None and cached.is_file():
+        counts = np.load(cached)
+    else:
+        tok.no_truncation()
+        tok.no_padding()
+        counts = np.zeros(tok.get_vocab_size(), dtype=np.int64)
+        batch: list[str] = []
+        for text in iter_code_texts(roots, max_bytes):
+            batch.append(text)
+            if len(batch) == 256:
+                for enc in tok.encode_batch(batch, add_special_tokens=False):
+                    counts += np.bincount(np.asarray(enc.ids, dtype=np.int64), minlength=len(counts))
+                batch = []
+        for enc in tok.encode_batch(batch, add_special_tokens=False):
+            counts += np.bincount(np.asarray(enc.ids, dtype=np.int64), minlength=len(counts))
+        if cached is not None:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            np.save(cached, counts)
+    proba = counts / max(int(counts.sum()), 1)
+    weights: Any = sif / (sif + proba)
+    return weights
+
+
+def mine_vocab(
+    roots: list[Path], top: int, base_vocab: set[str], min_files: int = 5, min_len: int = 3
+) -> list[str]:
+    """The ``top`` code words missing from ``base_vocab``, by number of files they appear in."""
+    from collections import Counter
+
+    df: Counter[str] = Counter()
+    for text in iter_code_texts(roots):
+        df.update(identifier_words(text))
     candidates = [
         (count, word)
         for word, count in df.items()
@@ -266,7 +315,10 @@ def build(args: argparse.Namespace) -> Path:
     # The same post-processing as model2vec's distill_from_model: PCA, then Zipf/SIF token weights
     # (vocabulary order = frequency rank), then the storage dtype.
     reduced = apply_pca(raw, pca)
-    sif = compute_weights(len(reduced), sif_coefficient=args.sif)
+    if args.freq_from:
+        sif = code_token_weights(tokenizer_json, args.freq_from, args.sif, args.freq_bytes, args.cache_dir)
+    else:
+        sif = compute_weights(len(reduced), sif_coefficient=args.sif)
     vectors = np.asarray(reduced * sif[:, None], dtype=np.float32)
     tokens = Tokenizer.from_str(tokenizer_json)
     config = {
@@ -325,6 +377,8 @@ def build(args: argparse.Namespace) -> Path:
             "pca_dims": pca,
             "quantize": args.quantize,
             "sif_coefficient": args.sif,
+            "sif_frequencies": [str(r) for r in args.freq_from] or "zipf-by-rank",
+            "sif_frequency_chars": args.freq_bytes if args.freq_from else None,
             "seed": args.seed,
             "threads": args.threads,
             "extra_vocab_file": args.vocab.name if args.vocab else None,
@@ -363,6 +417,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--quantize", choices=("float32", "float16", "int8"), default="float16")
     p.add_argument("--sif", type=float, default=1e-4, help="SIF coefficient for Zipf token weights")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--freq-from", type=Path, action="append", default=[], help="SIF from token counts here")
+    p.add_argument("--freq-bytes", type=int, default=60_000_000, help="characters of code to count")
     p.add_argument("--cache-dir", type=Path, default=None, help="reuse the slow forward pass across variants")
     p.add_argument("--threads", type=int, default=2, help="torch threads (fixed: sums depend on it)")
     p.add_argument("--name", default="codepith-minilm-code-256", help="model name recorded in MODEL_INFO")

@@ -225,7 +225,7 @@ def test_ascii_shortcut_matches_full_tokenizer() -> None:
         "",
     ]
     fast = model._encodings(texts)
-    full = loader._batch_encode(model._tokenizer, texts)
+    full = loader._batch_encode(model._full_tokenizer(), texts)
     assert [e.ids for e in fast] == [e.ids for e in full]
 
 

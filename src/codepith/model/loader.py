@@ -49,10 +49,13 @@ class ModelInfo:
 
 @dataclass(frozen=True)
 class _FastPath:
-    tokenizer: Any  # the model's tokenizer without its normalizer
+    """How to normalise outside the tokenizer (whose normalizer was removed) with identical ids."""
+
+    normalizer: Any  # the model's BertNormalizer, applied with normalize_str to non-ASCII text
     lowercase: bool
     clean_text: bool
-    raw_tokens: tuple[str, ...]  # added tokens matched before normalisation
+    raw_tokens: tuple[str, ...]  # added tokens matched before normalisation (e.g. "[PAD]")
+    full_json: str  # the untouched tokenizer, for the rare text that contains a raw token
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class StaticModel:
         normalize: bool,
         max_length: int | None,
         unk_id: int | None,
+        max_chars: int | None = None,
         ascii_fast: _FastPath | None = None,
     ) -> None:
         self.info = info
@@ -82,11 +86,12 @@ class StaticModel:
         # BERT's normalizer is about half of the tokenising time; for ASCII text str.lower() plus
         # dropping control characters does exactly the same job at C speed.
         self._ascii_fast = ascii_fast
+        self._full: Any = None
         self._table = table  # float32 (vocab, dims); per-token weights and vocab mapping folded in
         self._normalize = normalize
         self._max_length = max_length
         self._unk_id = unk_id
-        self._max_chars = _char_limit(tokenizer, max_length)
+        self._max_chars = max_chars
 
     @property
     def dims(self) -> int:
@@ -121,22 +126,45 @@ class StaticModel:
         return flat, lengths
 
     def _encodings(self, texts: list[str]) -> list[Any]:
-        """Tokenise without special tokens; ASCII texts take the normalizer-free fast path."""
-        if self._ascii_fast is None:
-            return list(_batch_encode(self._tokenizer, texts))
+        """Tokenise without special tokens; normalisation runs outside the tokenizer when that is exact."""
         fp = self._ascii_fast
-        simple = [t.isascii() and not any(raw in t for raw in fp.raw_tokens) for t in texts]
-        ascii_rows = [i for i, ok in enumerate(simple) if ok]
-        prepared = [_ascii_normalize(texts[i], fp.lowercase, fp.clean_text) for i in ascii_rows]
-        if len(ascii_rows) == len(texts):
-            return list(_batch_encode(fp.tokenizer, prepared))
+        if fp is None:
+            return list(_batch_encode(self._tokenizer, texts))
+        plain: list[int] = []
+        prepared: list[str] = []
+        raw: list[int] = []
+        for i, text in enumerate(texts):
+            if fp.raw_tokens and any(tok in text for tok in fp.raw_tokens):
+                raw.append(i)
+                continue
+            plain.append(i)
+            if text.isascii():
+                prepared.append(_ascii_normalize(text, fp.lowercase, fp.clean_text))
+            else:
+                prepared.append(fp.normalizer.normalize_str(text))
+        encoded = _batch_encode(self._tokenizer, prepared)
+        if not raw:
+            return list(encoded)
         out: list[Any] = [None] * len(texts)
-        for i, enc in zip(ascii_rows, _batch_encode(fp.tokenizer, prepared), strict=True):
+        for i, enc in zip(plain, encoded, strict=True):
             out[i] = enc
-        rest = [i for i, ok in enumerate(simple) if not ok]
-        for i, enc in zip(rest, _batch_encode(self._tokenizer, [texts[i] for i in rest]), strict=True):
+        for i, enc in zip(raw, _batch_encode(self._full_tokenizer(), [texts[i] for i in raw]), strict=True):
             out[i] = enc
         return out
+
+    def _full_tokenizer(self) -> Any:
+        """The tokenizer with its own normalizer, built on first need (texts holding e.g. '[PAD]')."""
+        if self._full is None and self._ascii_fast is not None:
+            from tokenizers import Tokenizer
+
+            full = Tokenizer.from_str(self._ascii_fast.full_json)
+            full.no_padding()
+            if self._max_length is None:
+                full.no_truncation()
+            else:
+                full.enable_truncation(self._max_length)
+            self._full = full
+        return self._full
 
     def _encode_batch(self, texts: Sequence[str]) -> np.ndarray:
         flat, lengths = self._token_ids(texts)
@@ -149,7 +177,7 @@ class StaticModel:
         # slower than this loop (measured: 7.7 s vs 0.9 s for 2M tokens x 256 dims), and each step
         # touches only one text's rows, so memory stays bounded.
         table = self._table
-        for row, begin, n in zip(rows.tolist(), starts[rows].tolist(), lengths[rows].tolist()):
+        for row, begin, n in zip(rows.tolist(), starts[rows].tolist(), lengths[rows].tolist(), strict=True):
             np.sum(table[flat[begin : begin + n]], axis=0, out=out[row])
             out[row] /= n
         if self._normalize:
@@ -178,24 +206,21 @@ def _ascii_normalize(text: str, lowercase: bool, clean: bool) -> str:
     return text.lower() if lowercase else text
 
 
-def _ascii_fast_path(tokenizer: Any) -> _FastPath | None:
-    """A normalizer-free copy of a BertNormalizer tokenizer, or None when the shortcut would not be exact."""
-    from tokenizers import Tokenizer
-
-    spec = json.loads(tokenizer.to_str())
+def _ascii_fast_path(tokenizer: Any, spec: dict[str, Any], text: str) -> _FastPath | None:
+    """Take a BertNormalizer out of ``tokenizer`` (normalising in Python instead), or None to keep it."""
     norm = spec.get("normalizer")
-    if not isinstance(norm, dict) or norm.get("type") != "BertNormalizer":
+    if not isinstance(norm, dict) or norm.get("type") != "BertNormalizer" or tokenizer.normalizer is None:
         return None
-    # Added tokens matched on the raw text (e.g. a literal "[PAD]") would not match after lowercasing:
-    # texts containing one take the exact path.
     raw_tokens = tuple(
         str(added["content"])
         for added in spec.get("added_tokens", [])
         if not added.get("normalized", True) and added.get("content")
     )
-    fast = Tokenizer.from_str(tokenizer.to_str())
-    fast.normalizer = None
-    return _FastPath(fast, bool(norm.get("lowercase", True)), bool(norm.get("clean_text", True)), raw_tokens)
+    normalizer = tokenizer.normalizer
+    tokenizer.normalizer = None
+    return _FastPath(
+        normalizer, bool(norm.get("lowercase", True)), bool(norm.get("clean_text", True)), raw_tokens, text
+    )
 
 
 def resolve_model_spec(spec: str | None) -> str:
@@ -299,18 +324,19 @@ def _load_folder(folder: Path, name: str) -> StaticModel:
     except (SafetensorError, OSError, ValueError) as err:
         raise ModelError(f"cannot read model weights {layout.weights}: {_one_line(err)}") from None
     try:
-        tokenizer = Tokenizer.from_file(str(layout.tokenizer))
+        tokenizer_text = layout.tokenizer.read_text(encoding="utf-8")
+        tokenizer_spec = json.loads(tokenizer_text)
+        tokenizer = Tokenizer.from_str(tokenizer_text)
     except Exception as err:  # noqa: BLE001 - tokenizers raises plain Exception for bad files
         raise ModelError(f"cannot read tokenizer {layout.tokenizer}: {_one_line(err)}") from None
 
     vectors = tensors.get(layout.embedding_key)
     if vectors is None or vectors.ndim != 2:
         raise ModelError(f"{layout.weights} has no 2-D '{layout.embedding_key}' tensor")
-    table = _token_table(vectors, tensors.get("weights"), tensors.get("mapping"), tokenizer.get_vocab_size())
-    if table.shape[0] < tokenizer.get_vocab_size():
-        raise ModelError(
-            f"model at {folder} has {table.shape[0]} vectors for {tokenizer.get_vocab_size()} tokens"
-        )
+    vocab_size = _vocab_size(tokenizer, tokenizer_spec)
+    table = _token_table(vectors, tensors.get("weights"), tensors.get("mapping"), vocab_size)
+    if table.shape[0] < vocab_size:
+        raise ModelError(f"model at {folder} has {table.shape[0]} vectors for {vocab_size} tokens")
 
     max_length = config.get("max_length", _DEFAULT_MAX_LENGTH)
     max_length = int(max_length) if isinstance(max_length, (int, float)) and max_length > 0 else None
@@ -328,8 +354,9 @@ def _load_folder(folder: Path, name: str) -> StaticModel:
         table,
         normalize=bool(config.get("normalize", False)),
         max_length=max_length,
-        unk_id=_unk_id(tokenizer),
-        ascii_fast=_ascii_fast_path(tokenizer),
+        unk_id=_unk_id(tokenizer, tokenizer_spec),
+        max_chars=_char_limit(tokenizer, tokenizer_spec, max_length),
+        ascii_fast=_ascii_fast_path(tokenizer, tokenizer_spec, tokenizer_text),
     )
 
 
@@ -362,22 +389,40 @@ def _token_table(
     return np.ascontiguousarray(table)
 
 
-def _unk_id(tokenizer: Any) -> int | None:
+def _unk_id(tokenizer: Any, spec: dict[str, Any]) -> int | None:
     """The unknown token's id, dropped before pooling as model2vec does (it carries no meaning)."""
     unk = getattr(tokenizer.model, "unk_token", None)
     if isinstance(unk, str):
         found = tokenizer.token_to_id(unk)
         return int(found) if found is not None else None
-    unk_id = json.loads(tokenizer.to_str()).get("model", {}).get("unk_id")
+    unk_id = spec.get("model", {}).get("unk_id")
     return int(unk_id) if isinstance(unk_id, int) else None
 
 
-def _char_limit(tokenizer: Any, max_length: int | None) -> int | None:
+def _vocab_size(tokenizer: Any, spec: dict[str, Any]) -> int:
+    """Highest token id + 1, read from the JSON (Tokenizer.get_vocab_size rebuilds the whole map)."""
+    vocab = spec.get("model", {}).get("vocab")
+    ids = [int(a["id"]) for a in spec.get("added_tokens", []) if isinstance(a.get("id"), int)]
+    if isinstance(vocab, dict) and vocab:
+        return max([*vocab.values(), *ids]) + 1
+    if isinstance(vocab, list) and vocab:
+        return max([len(vocab) - 1, *ids]) + 1
+    return int(tokenizer.get_vocab_size())
+
+
+def _char_limit(tokenizer: Any, spec: dict[str, Any], max_length: int | None) -> int | None:
     """Cut texts at max_length x median token length characters before tokenising, like model2vec."""
     if max_length is None:
         return None
-    lengths = [len(token) for token in tokenizer.get_vocab()]
-    median = int(np.median(lengths)) if lengths else 1
+    vocab = spec.get("model", {}).get("vocab")
+    if isinstance(vocab, dict):
+        tokens: set[str] = set(vocab)
+    elif isinstance(vocab, list):  # Unigram: [token, score] pairs
+        tokens = {str(item[0]) for item in vocab if isinstance(item, list) and item}
+    else:
+        tokens = set(tokenizer.get_vocab())
+    tokens.update(str(a.get("content", "")) for a in spec.get("added_tokens", []))
+    median = int(np.median([len(t) for t in tokens])) if tokens else 1
     return max_length * max(median, 1)
 
 
