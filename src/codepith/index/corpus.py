@@ -6,7 +6,7 @@ anything, and several repositories become one corpus by prefixing their paths.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -64,12 +64,21 @@ class Corpus:
             np.concatenate(per_chunk) if per_chunk else np.zeros(0, np.int32),
             vocab,
         )
+        self._flags: dict[str, dict[int, bool]] = {}
         self._by_file: dict[str, list[int]] = {}
         self.definitions: dict[str, list[int]] = {}  # lower-cased symbol -> chunks that define it
         for i, c in enumerate(chunks):
             self._by_file.setdefault(c.file_path, []).append(i)
             for sym in c.symbols:
                 self.definitions.setdefault(sym.lower(), []).append(i)
+
+    def flag(self, idx: int, name: str, test: Callable[[str], bool]) -> bool:
+        """A per-chunk fact derived from its content, computed on first use and kept with the corpus."""
+        memo = self._flags.setdefault(name, {})
+        got = memo.get(idx)
+        if got is None:
+            got = memo[idx] = test(self.chunks[idx].content)
+        return got
 
     def __len__(self) -> int:
         return len(self.chunks)

@@ -10,7 +10,7 @@ from codepith.index.corpus import Corpus
 from codepith.model.loader import StaticModel
 from codepith.search.fusion import rrf, top_indices
 from codepith.search.query import Query, parse_query
-from codepith.search.ranking import path_match_ratio, path_penalty, stem_matches_symbol
+from codepith.search.ranking import is_wiring, path_match_ratio, path_penalty, stem_matches_symbol
 from codepith.search.result import SearchResult
 
 MODES = ("hybrid", "lexical", "dense")
@@ -23,6 +23,7 @@ COHERENCE = 0.2  # a file with many good chunks lifts its best one, by up to thi
 DEFINITION = 3.0  # a chunk that defines the queried symbol gains this many top scores
 EMBEDDED_DEFINITION = 1.5  # ... an identifier named inside a sentence
 PATH_WORDS = 1.0  # query words in the file's name or folder, times the share of words matched
+WIRING = 0.5  # a chunk of only imports/re-exports points at the code; it is not the code
 SATURATION = 0.5  # each further chunk from an already-listed file counts this much less
 
 
@@ -51,11 +52,14 @@ def _named_symbols(corpus: Corpus, query: Query) -> list[str]:
 
 def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: dict[int, float], unit: float) -> None:
     """Chunks that define a queried name gain ``unit`` (half again when the file is named after it),
-    whether or not retrieval found them: a definition nobody mentions is still the answer."""
+    whether or not retrieval found them: a definition nobody mentions is still the answer.
+    Case decides when it can: ``Serialize`` the trait, not every ``fn serialize``."""
     for name in names:
-        for idx in corpus.definitions.get(name.lower(), []):
-            if corpus.chunks[idx].symbols and name not in corpus.chunks[idx].symbols and not query.symbol_like:
-                continue
+        defs = corpus.definitions.get(name.lower(), [])
+        exact = [i for i in defs if name in corpus.chunks[i].symbols]
+        if not exact and not query.symbol_like:
+            continue
+        for idx in exact or defs:
             bonus = unit * (1.5 if stem_matches_symbol(corpus.chunks[idx].file_path, name) else 1.0)
             scores[idx] = scores.get(idx, 0.0) + bonus
 
@@ -137,7 +141,8 @@ def search(
         if not query.symbol_like:
             _boost_path_words(corpus, query, scores, top)
         for idx in scores:
-            scores[idx] *= path_penalty(corpus.chunks[idx].file_path, query)
+            chunk = corpus.chunks[idx]
+            scores[idx] *= path_penalty(chunk.file_path, query) * (WIRING if corpus.flag(idx, "wiring", is_wiring) else 1.0)
         chosen = _select(corpus, scores, top_k)
     else:
         chosen = sorted(((s, i) for i, s in scores.items()), key=lambda t: (-t[0], t[1]))[:top_k]

@@ -21,7 +21,13 @@ _TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|fixt
 _EXAMPLE_DIR = re.compile(r"(^|/)(_?examples?|samples?|demos?|docs?_src|docs?|benchmarks?)/")
 _COMPAT_DIR = re.compile(r"(^|/)(_?compat|legacy|vendor|third_party)/")
 _STUB = re.compile(r"\.d\.[cm]?ts$|\.pyi$")
-_REEXPORT = frozenset({"__init__.py", "index.js", "index.ts", "mod.rs", "package-info.java"})
+_REEXPORT = frozenset({"__init__.py", "package-info.java"})
+# Lines that only wire modules together: a chunk made of them is a barrel, not the code it names.
+_WIRING = re.compile(
+    r"^\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\*|\{|default\s+\w+;?$|type\s+\{)|(?:pub\s+)?use\s|"
+    r"(?:pub\s+)?mod\s+\w+;|#include\b|require(?:_once|_relative)?\b|(?:const|let|var)\s+[\w{}\s,]+=\s*require\(|"
+    r"package\s|namespace\s+[\w\\]+;|using\s|module\.exports\s*=\s*require)"
+)
 
 TEST_PENALTY = 0.3
 EXAMPLE_PENALTY = 0.3
@@ -49,6 +55,21 @@ def _path_factor(path: str, asks_tests: bool, asks_examples: bool) -> float:
     if _STUB.search(path):
         factor *= STUB_PENALTY
     return factor
+
+
+_NEUTRAL = re.compile(r"^\s*(?:[\]\)\};,]+|[\w\s]+(?:\s+as\s+\w+)?,)\s*;?\s*$")
+
+
+def is_wiring(content: str) -> bool:
+    """Mostly imports and re-exports (an ``index.ts`` barrel, a ``mod.rs`` of ``pub use``, an ``__init__``)."""
+    lines = [ln for ln in content.split("\n") if ln.strip() and not ln.lstrip().startswith(("#!", "//", "/*", "*", "#", '"""'))]
+    if len(lines) < 3:
+        return False
+    lines = [ln for ln in lines if not _NEUTRAL.match(ln)]  # closing brackets, names listed in an import
+    if len(lines) < 2:
+        return False
+    wiring = sum(1 for ln in lines if _WIRING.match(ln))
+    return wiring >= 0.8 * len(lines)
 
 
 def path_penalty(path: str, query: Query) -> float:
