@@ -32,6 +32,30 @@ def identifiers(text: str) -> list[str]:
 
 
 _EXPANSIONS: dict[str, tuple[str, ...]] = {}
+_DOUBLE = re.compile(r"([bdfgklmnprt])\1$")
+
+
+def stem(word: str) -> str:
+    """A light English stemmer for identifier parts: 'routes', 'routing', 'routed' -> 'rout';
+    'dependencies' -> 'dependency'. Errs on the side of leaving a word alone."""
+    w = word
+    if len(w) <= 3 or not w.isalpha():
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith(("sses", "xes", "ches", "shes", "zzes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    elif w.endswith("ing") and len(w) > 5:
+        w = w[:-3]
+        w = w[:-1] if _DOUBLE.search(w) else w
+    elif w.endswith("ed") and len(w) > 4:
+        w = w[:-2]
+        w = w[:-1] if _DOUBLE.search(w) else w
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    return w
 
 
 def _expand(ident: str) -> tuple[str, ...]:
@@ -40,9 +64,12 @@ def _expand(ident: str) -> tuple[str, ...]:
     if got is None:
         whole = ident.lower()
         parts = split_identifier(ident)
-        toks = [whole] if (len(whole) > 1 or whole.isdigit()) else []
         if len(parts) > 1 or (parts and parts[0] != whole):
-            toks.extend(p for p in parts if len(p) > 1)
+            # a compound keeps its exact spelling (symbol queries) plus its parts' stems (word queries)
+            toks = [whole]
+            toks.extend(stem(p) for p in parts if len(p) > 1)
+        else:
+            toks = [stem(whole)] if (len(whole) > 1 or whole.isdigit()) else []
         got = tuple(toks)
         if len(_EXPANSIONS) < 500_000:
             _EXPANSIONS[ident] = got
@@ -59,12 +86,13 @@ def tokenize(text: str) -> list[str]:
 
 
 def query_terms(query: str) -> list[str]:
-    """Distinct query tokens in order, stop words dropped unless nothing else is left."""
-    toks = tokenize(query)
-    kept = [t for t in toks if t not in STOPWORDS]
+    """Distinct query tokens in order, stop words dropped (before stemming) unless nothing else is left."""
+    idents = _IDENT.findall(query)
+    kept = [i for i in idents if i.lower() not in STOPWORDS] or idents
     seen: dict[str, None] = {}
-    for t in kept or toks:
-        seen.setdefault(t, None)
+    for ident in kept:
+        for t in _expand(ident):
+            seen.setdefault(t, None)
     return list(seen)
 
 

@@ -1,0 +1,62 @@
+"""Ranking-parameter sweeps: build every corpus once, then re-score all queries for each setting.
+
+    python benchmarks/sweep.py --corpora /work/corpora --model DIR NAME=V1,V2 [NAME=...]
+
+NAME is a constant of ``codepith.search.engine`` (e.g. ALPHA_WORDS=0.4,0.5,0.6). Prints overall and
+per-category NDCG@10 for each combination. Use it to check a signal's weight, not to chase queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from metrics import Hit, score_query  # noqa: E402
+from suite import load_suite  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--annotations", default=str(Path(__file__).resolve().parents[2] / "shared/bench/annotations"))
+    ap.add_argument("--corpora", required=True)
+    ap.add_argument("--model", default=None)
+    ap.add_argument("params", nargs="*")
+    args = ap.parse_args()
+    os.environ["CODEPITH_CACHE_DIR"] = tempfile.mkdtemp(prefix="codepith-sweep-")
+    import codepith
+    from codepith.model.loader import load_model
+    from codepith.search import engine
+
+    model = load_model(args.model)
+    corpora = [c for c in load_suite(Path(args.annotations), Path(args.corpora)) if c.available]
+    indexes = {c.name: codepith.Index.from_path(c.root, model=model) for c in corpora}
+    grid = [(name, [float(v) for v in values.split(",")]) for name, values in (p.split("=", 1) for p in args.params)]
+    for combo in itertools.product(*[vals for _, vals in grid]) if grid else [()]:
+        for (name, _), value in zip(grid, combo):
+            setattr(engine, name, value)
+        per_repo: dict[str, list[float]] = {}
+        per_cat: dict[str, dict[str, list[float]]] = {}
+        for c in corpora:
+            for q in c.queries:
+                hits = [Hit(r.chunk.file_path, r.chunk.start_line, r.chunk.end_line)
+                        for r in indexes[c.name].search(q.text, top_k=10, refresh=False)]
+                s = score_query(hits, q.existing_targets)
+                if s is None:
+                    continue
+                per_repo.setdefault(c.name, []).append(s.ndcg10)
+                per_cat.setdefault(q.category, {}).setdefault(c.name, []).append(s.ndcg10)
+        overall = sum(sum(v) / len(v) for v in per_repo.values()) / len(per_repo)
+        cats = {k: sum(sum(v) / len(v) for v in reps.values()) / len(reps) for k, reps in sorted(per_cat.items())}
+        label = " ".join(f"{n}={v}" for (n, _), v in zip(grid, combo)) or "current"
+        print(f"{label:40} NDCG@10 {overall:.4f}  " + "  ".join(f"{k} {v:.3f}" for k, v in cats.items()), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
