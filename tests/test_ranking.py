@@ -1,0 +1,160 @@
+"""Each ranking signal pinned on a small made-up repository: what it should lift, what it should not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import write
+
+import codepith
+from codepith.index.tokens import query_terms, stem, tokenize
+from codepith.search.query import is_symbol_like, parse_query
+from codepith.search.ranking import is_test_path, is_wiring, path_match_ratio
+
+
+def _files(results: list[codepith.SearchResult]) -> list[str]:
+    return [r.chunk.file_path for r in results]
+
+
+def test_symbol_like_queries() -> None:
+    for q in ("getUserById", "Foo::bar", "_private", "HTTPError", "Depends", "a.b.c", "$this->handler", "parse_config"):
+        assert is_symbol_like(q), q
+    for q in ("how are routes registered", "session", "connection pooling"):
+        assert not is_symbol_like(q), q
+    assert parse_query("Sinatra::Base").names == ("Base", "Sinatra::Base")
+
+
+def test_stemming_meets_word_forms() -> None:
+    assert stem("routes") == stem("routing") == stem("routed") == stem("route")
+    assert stem("dependencies") == "dependency"
+    assert stem("status") == "status" and stem("class") == "class"
+    assert set(query_terms("how are routes registered")) <= set(tokenize("def register_route(app): ..."))
+    # compounds keep their exact spelling for symbol lookups
+    assert "parse_config" in tokenize("parse_config()")
+
+
+def test_definition_beats_uses(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    uses = "\n".join(f"def caller_{i}():\n    return SessionStore().get({i})\n" for i in range(12))
+    write(
+        tmp_path,
+        {
+            "app/callers.py": uses,
+            "app/more_callers.py": uses,
+            "app/store.py": "x = 1\n\n\nclass SessionStore:\n    def get(self, key):\n        return None\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    top = index.search("SessionStore", top_k=3)[0]
+    assert top.chunk.file_path == "app/store.py" and "class SessionStore" in top.chunk.content
+
+
+def test_exact_case_definition_wins(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    impls = "\n".join(
+        f"impl Serialize for T{i} {{\n    fn serialize(&self) -> u{i} {{\n        {i}\n    }}\n}}\n" for i in range(15)
+    )
+    write(
+        tmp_path,
+        {
+            "src/impls.rs": impls,
+            "src/ser.rs": "/// A data structure that can be serialized.\npub trait Serialize {\n    fn serialize(&self) -> u8;\n}\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert index.search("Serialize", top_k=3)[0].chunk.file_path == "src/ser.rs"
+
+
+def test_capitalised_word_the_corpus_defines_is_a_name(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    noise = "\n".join(f"def visit_{i}(node):\n    # a visitor step for trait objects\n    return node\n" for i in range(10))
+    write(
+        tmp_path,
+        {
+            "walk.py": noise,
+            "core.py": "class Visitor:\n    def run(self):\n        pass\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert index.search("Visitor trait definitions", top_k=3)[0].chunk.file_path == "core.py"
+
+
+def test_path_words_lift_the_named_file(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(
+        tmp_path,
+        {
+            "middleware/cors.py": "def allow(origin):\n    return origin in ALLOWED\n",
+            "app.py": "def setup(app):\n    # cors middleware: the cors middleware is added to the middleware list\n"
+            "    app.add(cors_middleware)\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert index.search("CORS middleware", top_k=3)[0].chunk.file_path == "middleware/cors.py"
+    assert path_match_ratio("middleware/cors.py", ["cors", "middleware"]) == 1.0
+    assert path_match_ratio("dependencies/utils.py", ["dependency"]) > 0
+
+
+def test_tests_rank_below_code_unless_asked(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(
+        tmp_path,
+        {
+            "tests/test_parser.py": "def test_parse_header_line():\n    # parse a header line\n"
+            "    assert parse_header('a: b') == ('a', 'b')\n    assert parse_header('c: d') == ('c', 'd')\n"
+            "    assert parse_header('line: e') == ('line', 'e')\n",
+            "lib/parser.py": "def parse_header(line):\n    key, _, value = line.partition(':')\n    return key, value.strip()\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert _files(index.search("parse header line", top_k=2))[0] == "lib/parser.py"
+    assert _files(index.search("tests for parse header", top_k=2))[0] == "tests/test_parser.py"
+
+
+@pytest.mark.parametrize(
+    ("path", "is_test"),
+    [
+        ("tests/test_api.py", True),
+        ("pkg/api_test.go", True),
+        ("src/button.test.tsx", True),
+        ("spec/models/user_spec.rb", True),
+        ("src/test/java/FooTest.java", True),
+        ("libexec/bats-core/test_functions.bash", False),  # a shell project's own code, not a test
+        ("src/contest.py", False),
+        ("src/latest.rs", False),
+    ],
+)
+def test_test_paths_follow_each_ecosystem(path: str, is_test: bool) -> None:
+    assert is_test_path(path) is is_test
+
+
+def test_barrels_are_recognised_by_content() -> None:
+    assert is_wiring("from .a import b\nfrom .c import (\n    d,\n    e,\n)\nimport os\n")
+    assert is_wiring('export * from "./a";\nexport { b } from "./b";\n')
+    assert is_wiring("pub mod de;\npub mod ser;\npub use de::Deserialize;\n")
+    assert not is_wiring("def f(x):\n    return x\n\n\nclass A:\n    pass\n")
+    assert not is_wiring('require "x"\nmodule A\n  def f\n    g\n  end\nend\n')
+
+
+def test_barrel_ranks_below_the_definition(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(
+        tmp_path,
+        {
+            "src/index.ts": "export { refillRate, refillRateLimit } from './limits';\n"
+            "export { refillRate as rate, refillRateLimit as limit } from './limits';\nexport * from './other';\n",
+            "src/limits.ts": "export function refillRate(b: number): number {\n  return b + 1;\n}\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert _files(index.search("refill rate", top_k=2))[0] == "src/limits.ts"
+
+
+def test_one_file_does_not_take_every_place(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    big = "\n\n".join(f"def retry_step_{i}(request):\n    return retry(request, {i})\n" for i in range(20))
+    write(
+        tmp_path,
+        {
+            "retry/big.py": big,
+            "retry/policy.py": "def retry_policy(request):\n    return backoff(request)\n",
+            "net/client.py": "def send_with_retry(request):\n    return retry(request, 3)\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    top5 = _files(index.search("retry request", top_k=5))
+    assert len(set(top5)) >= 3
