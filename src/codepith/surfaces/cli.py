@@ -46,9 +46,14 @@ def _progress_printer(label: str):  # type: ignore[no-untyped-def]
 
 def _open_index(args: argparse.Namespace, paths: Sequence[str], progress: bool = False):  # type: ignore[no-untyped-def]
     from codepith.api import Index
+    from codepith.service.repos import resolve_repo
 
+    def status(message: str) -> None:
+        print(f"codepith: {message}", file=sys.stderr)
+
+    roots = resolve_repo(list(paths) if paths else None, base=Path.cwd(), status=status)
     return Index.from_paths(
-        list(paths) or ["."],
+        list(roots),
         content=args.content,
         model=args.model,
         progress=_progress_printer("indexing") if progress else None,
@@ -241,7 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("search", help="search one or more repositories")
     s.add_argument("query")
-    s.add_argument("paths", nargs="*", metavar="PATH", help="folders to search as one corpus (default: .)")
+    s.add_argument(
+        "paths", nargs="*", metavar="PATH", help="folders (or https:// git URLs, @ref optional) searched as one corpus (default: .)"
+    )
     index_opts(s)
     output_opts(s)
     s.set_defaults(func=cmd_search)
