@@ -7,6 +7,7 @@ so a query in words (``parse response``) and a query by symbol both meet the sam
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 # camelCase / PascalCase / ACRONYMWord / digits boundaries inside one identifier part
@@ -99,11 +100,13 @@ def query_terms(query: str) -> list[str]:
 def token_counts(text: str) -> dict[str, int]:
     """``Counter(tokenize(text))``, computed per distinct identifier rather than per occurrence
     (code repeats its identifiers, so this is several times faster on real files)."""
-    idents: dict[str, int] = {}
-    for ident in _IDENT.findall(text):
-        idents[ident] = idents.get(ident, 0) + 1
     out: dict[str, int] = {}
-    for ident, n in idents.items():
-        for tok in _expand(ident):
-            out[tok] = out.get(tok, 0) + n
+    get = out.get
+    memo = _EXPANSIONS
+    for ident, n in Counter(_IDENT.findall(text)).items():
+        toks = memo.get(ident)
+        if toks is None:
+            toks = _expand(ident)
+        for tok in toks:
+            out[tok] = get(tok, 0) + n
     return out
