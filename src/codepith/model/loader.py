@@ -24,7 +24,7 @@ import numpy as np
 
 from codepith.errors import ModelError
 
-DEFAULT_MODEL_NAME = "codepith-minilm-code-256"
+DEFAULT_MODEL_NAME = "codepith-minilm-256"
 ENV_VAR = "CODEPITH_MODEL"
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
