@@ -38,7 +38,7 @@ def main() -> int:
     indexes = {c.name: codepith.Index.from_path(c.root, model=model) for c in corpora}
     grid = [(name, [float(v) for v in values.split(",")]) for name, values in (p.split("=", 1) for p in args.params)]
     for combo in itertools.product(*[vals for _, vals in grid]) if grid else [()]:
-        for (name, _), value in zip(grid, combo):
+        for (name, _), value in zip(grid, combo, strict=True):
             setattr(engine, name, value)
         per_repo: dict[str, list[float]] = {}
         per_cat: dict[str, dict[str, list[float]]] = {}
@@ -53,7 +53,7 @@ def main() -> int:
                 per_cat.setdefault(q.category, {}).setdefault(c.name, []).append(s.ndcg10)
         overall = sum(sum(v) / len(v) for v in per_repo.values()) / len(per_repo)
         cats = {k: sum(sum(v) / len(v) for v in reps.values()) / len(reps) for k, reps in sorted(per_cat.items())}
-        label = " ".join(f"{n}={v}" for (n, _), v in zip(grid, combo)) or "current"
+        label = " ".join(f"{n}={v}" for (n, _), v in zip(grid, combo, strict=True)) or "current"
         print(f"{label:40} NDCG@10 {overall:.4f}  " + "  ".join(f"{k} {v:.3f}" for k, v in cats.items()), flush=True)
     return 0
 

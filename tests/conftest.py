@@ -47,7 +47,9 @@ def make_tiny_model(folder: Path, dims: int = 8, seed: int = 0) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     tok.save(str(folder / "tokenizer.json"))
     rng = np.random.default_rng(seed)
-    save_file({"embeddings": rng.standard_normal((len(words), dims)).astype(np.float32)}, str(folder / "model.safetensors"))
+    save_file(
+        {"embeddings": rng.standard_normal((len(words), dims)).astype(np.float32)}, str(folder / "model.safetensors")
+    )
     (folder / "config.json").write_text(json.dumps({"normalize": True, "hidden_dim": dims}))
     return folder
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,12 +15,10 @@ import codepith
 from codepith.errors import CodepithError, PathError
 from codepith.index import store
 
-from conftest import write
-
 SAMPLE = {
     "app/auth.py": (
         "class TokenValidator:\n"
-        "    \"\"\"Check bearer tokens sent by clients.\"\"\"\n\n"
+        '    """Check bearer tokens sent by clients."""\n\n'
         "    def validate(self, token: str) -> bool:\n"
         "        return token.startswith('Bearer ')\n"
     ),
@@ -30,7 +29,10 @@ SAMPLE = {
         "    return sorted(app.routes)\n"
     ),
     "app/db.py": "def connect_database(url):\n    return Connection(url)\n",
-    "tests/test_auth.py": "from app.auth import TokenValidator\n\ndef test_validate():\n    assert TokenValidator().validate('Bearer x')\n",
+    "tests/test_auth.py": (
+        "from app.auth import TokenValidator\n\n"
+        "def test_validate():\n    assert TokenValidator().validate('Bearer x')\n"
+    ),
 }
 
 
@@ -214,4 +216,6 @@ def test_parallel_chunking_equals_sequential(tmp_path: Path, model, monkeypatch)
     assert parallel.chunks == sequential.chunks
     assert np.allclose(parallel.corpus.vectors, sequential.corpus.vectors)
     q = "route the request"
-    assert [(r.chunk.location, r.score) for r in parallel.search(q)] == [(r.chunk.location, r.score) for r in sequential.search(q)]
+    assert [(r.chunk.location, r.score) for r in parallel.search(q)] == [
+        (r.chunk.location, r.score) for r in sequential.search(q)
+    ]

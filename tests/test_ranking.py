@@ -57,7 +57,10 @@ def test_exact_case_definition_wins(tmp_path: Path, model) -> None:  # type: ign
         tmp_path,
         {
             "src/impls.rs": impls,
-            "src/ser.rs": "/// A data structure that can be serialized.\npub trait Serialize {\n    fn serialize(&self) -> u8;\n}\n",
+            "src/ser.rs": (
+                "/// A data structure that can be serialized.\n"
+                "pub trait Serialize {\n    fn serialize(&self) -> u8;\n}\n"
+            ),
         },
     )
     index = codepith.Index.from_path(tmp_path, model=model)
@@ -65,7 +68,9 @@ def test_exact_case_definition_wins(tmp_path: Path, model) -> None:  # type: ign
 
 
 def test_capitalised_word_the_corpus_defines_is_a_name(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
-    noise = "\n".join(f"def visit_{i}(node):\n    # a visitor step for trait objects\n    return node\n" for i in range(10))
+    noise = "\n".join(
+        f"def visit_{i}(node):\n    # a visitor step for trait objects\n    return node\n" for i in range(10)
+    )
     write(
         tmp_path,
         {
@@ -99,7 +104,9 @@ def test_tests_rank_below_code_unless_asked(tmp_path: Path, model) -> None:  # t
             "tests/test_parser.py": "def test_parse_header_line():\n    # parse a header line\n"
             "    assert parse_header('a: b') == ('a', 'b')\n    assert parse_header('c: d') == ('c', 'd')\n"
             "    assert parse_header('line: e') == ('line', 'e')\n",
-            "lib/parser.py": "def parse_header(line):\n    key, _, value = line.partition(':')\n    return key, value.strip()\n",
+            "lib/parser.py": (
+                "def parse_header(line):\n    key, _, value = line.partition(':')\n    return key, value.strip()\n"
+            ),
         },
     )
     index = codepith.Index.from_path(tmp_path, model=model)

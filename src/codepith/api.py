@@ -138,7 +138,9 @@ class Index:
                         log.warning("could not write the index cache (%s); continuing in memory", exc.strerror or exc)
         if changed:
             prefixes = _prefixes(self.roots)
-            self._corpus = Corpus([CorpusPart(d, p) for d, p in zip(self._data, prefixes)], self.model.info.dims)
+            self._corpus = Corpus(
+                [CorpusPart(d, p) for d, p in zip(self._data, prefixes, strict=True)], self.model.info.dims
+            )
         self.last_stats = stats_all
         return stats_all
 
@@ -174,7 +176,7 @@ class Index:
         if not corpus.chunk_indices(rel):
             abs_try = Path(file_path)
             if abs_try.is_absolute():
-                for root, prefix in zip(self.roots, _prefixes(self.roots)):
+                for root, prefix in zip(self.roots, _prefixes(self.roots), strict=True):
                     try:
                         rel = prefix + abs_try.resolve().relative_to(root).as_posix()
                         break
@@ -228,7 +230,7 @@ class Index:
     def locate(self, file_path: str) -> tuple[Path, str]:
         """(root, path relative to it) for a result path, undoing a multi-repository prefix."""
         prefixes = _prefixes(self.roots)
-        for root, prefix in zip(self.roots, prefixes):
+        for root, prefix in zip(self.roots, prefixes, strict=True):
             if prefix and file_path.startswith(prefix):
                 return root, file_path[len(prefix) :]
         return self.roots[0], file_path

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
 import os
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -189,7 +189,7 @@ def refresh(
     batches: list[Future[np.ndarray]] = []
     waiting: list[str] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
-        for i, ((sf, text, digest), (chunks, terms)) in enumerate(zip(todo, _chunked(todo))):
+        for i, ((sf, text, digest), (chunks, terms)) in enumerate(zip(todo, _chunked(todo), strict=True)):
             pending.append((sf, text, digest, chunks, terms))
             waiting.extend(embed_text(c) for c in chunks)
             if len(waiting) >= EMBED_BATCH:

@@ -30,8 +30,12 @@ class Corpus:
         per_chunk: list[np.ndarray] = []
         # One repository: its own vocabulary. Several: the first's, extended, and the others' ids mapped in.
         vocab = parts[0].data.vocab if len(parts) == 1 else Vocabulary(parts[0].data.vocab.terms if parts else ())
-        maps = [None if (len(parts) == 1 or i == 0) else np.asarray([vocab.add(t) for t in p.data.vocab.terms] or [0], np.int32)
-                for i, p in enumerate(parts)]
+        maps = [
+            None
+            if (len(parts) == 1 or i == 0)
+            else np.asarray([vocab.add(t) for t in p.data.vocab.terms] or [0], np.int32)
+            for i, p in enumerate(parts)
+        ]
         vectors: list[np.ndarray] = []
         file_of_chunk: list[int] = []
         self.files: list[str] = []

@@ -256,4 +256,3 @@ def list_cached(cache: Path | None = None) -> list[CachedIndex]:
 
 def remove(entry: CachedIndex) -> None:
     shutil.rmtree(entry.folder, ignore_errors=True)
-

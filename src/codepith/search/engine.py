@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from codepith.index.corpus import Corpus
@@ -137,12 +135,16 @@ def search(
         _boost_coherent_files(corpus, scores, top)
         names = _named_symbols(corpus, query)
         if names:
-            _boost_definitions(corpus, query, names, scores, top * (DEFINITION if query.symbol_like else EMBEDDED_DEFINITION))
+            _boost_definitions(
+                corpus, query, names, scores, top * (DEFINITION if query.symbol_like else EMBEDDED_DEFINITION)
+            )
         if not query.symbol_like:
             _boost_path_words(corpus, query, scores, top)
         for idx in scores:
             chunk = corpus.chunks[idx]
-            scores[idx] *= path_penalty(chunk.file_path, query) * (WIRING if corpus.flag(idx, "wiring", is_wiring) else 1.0)
+            scores[idx] *= path_penalty(chunk.file_path, query) * (
+                WIRING if corpus.flag(idx, "wiring", is_wiring) else 1.0
+            )
         chosen = _select(corpus, scores, top_k)
     else:
         chosen = sorted(((s, i) for i, s in scores.items()), key=lambda t: (-t[0], t[1]))[:top_k]

@@ -29,7 +29,7 @@ def top_indices(scores: np.ndarray, n: int, *, positive_only: bool = False) -> n
 
 def rrf(ranked_lists: Sequence[np.ndarray], weights: Sequence[float], k: float = RRF_K) -> dict[int, float]:
     fused: dict[int, float] = {}
-    for ranked, w in zip(ranked_lists, weights):
+    for ranked, w in zip(ranked_lists, weights, strict=True):
         for rank, idx in enumerate(ranked.tolist()):
             fused[idx] = fused.get(idx, 0.0) + w / (k + rank + 1)
     return fused

@@ -45,7 +45,9 @@ def parse_query(text: str) -> Query:
         names.extend(dict.fromkeys(_EMBEDDED.findall(stripped)))
     keywords = tuple(
         dict.fromkeys(
-            w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", stripped) if len(w) > 2 and w.lower() not in STOPWORDS
+            w.lower()
+            for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", stripped)
+            if len(w) > 2 and w.lower() not in STOPWORDS
         )
     )
     return Query(

@@ -62,7 +62,11 @@ _NEUTRAL = re.compile(r"^\s*(?:[\]\)\};,]+|[\w\s]+(?:\s+as\s+\w+)?,)\s*;?\s*$")
 
 def is_wiring(content: str) -> bool:
     """Mostly imports and re-exports (an ``index.ts`` barrel, a ``mod.rs`` of ``pub use``, an ``__init__``)."""
-    lines = [ln for ln in content.split("\n") if ln.strip() and not ln.lstrip().startswith(("#!", "//", "/*", "*", "#", '"""'))]
+    lines = [
+        ln
+        for ln in content.split("\n")
+        if ln.strip() and not ln.lstrip().startswith(("#!", "//", "/*", "*", "#", '"""'))
+    ]
     if len(lines) < 2:
         return False
     lines = [ln for ln in lines if not _NEUTRAL.match(ln)]  # closing brackets, names listed in an import

@@ -9,11 +9,16 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codepith._version import __version__
 from codepith.errors import CodepithError
+
+if TYPE_CHECKING:
+    from codepith.api import Index
+    from codepith.search.result import SearchResult
 
 EXIT_USAGE = 2
 
@@ -24,7 +29,7 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _progress_printer(label: str):  # type: ignore[no-untyped-def]
+def _progress_printer(label: str) -> Callable[[int, int], None] | None:
     if not sys.stderr.isatty():
         return None
     last = [0.0]
@@ -44,7 +49,7 @@ def _progress_printer(label: str):  # type: ignore[no-untyped-def]
     return show
 
 
-def _open_index(args: argparse.Namespace, paths: Sequence[str], progress: bool = False):  # type: ignore[no-untyped-def]
+def _open_index(args: argparse.Namespace, paths: Sequence[str], progress: bool = False) -> Index:
     from codepith.api import Index
     from codepith.service.repos import resolve_repo
 
@@ -60,7 +65,7 @@ def _open_index(args: argparse.Namespace, paths: Sequence[str], progress: bool =
     )
 
 
-def _cli_read_call(index, cwd: Path):  # type: ignore[no-untyped-def]
+def _cli_read_call(index: Index, cwd: Path) -> Callable[[str, int, int], str]:
     from codepith.output.read import cli_read_call
 
     def call(path: str, start: int, end: int) -> str:
@@ -79,7 +84,9 @@ def _record(call: str, results: int, text: str, source_chars: int) -> None:
     savings.record(call, results, len(text), source_chars)
 
 
-def _emit_results(args: argparse.Namespace, index, query: str, results, call: str) -> None:  # type: ignore[no-untyped-def]
+def _emit_results(
+    args: argparse.Namespace, index: Index, query: str, results: list[SearchResult], call: str
+) -> None:
     if args.format == "json":
         from codepith.output.jsonfmt import results_to_json
 
@@ -87,7 +94,9 @@ def _emit_results(args: argparse.Namespace, index, query: str, results, call: st
     else:
         from codepith.output.packets import render_packet
 
-        text = render_packet(query, results, max_chars=args.max_chars, read_call=_cli_read_call(index, Path.cwd().resolve()))
+        text = render_packet(
+            query, results, max_chars=args.max_chars, read_call=_cli_read_call(index, Path.cwd().resolve())
+        )
     print(text)
     _record(call, len(results), text, index.source_chars(results))
 
@@ -110,7 +119,6 @@ def cmd_related(args: argparse.Namespace) -> int:
 
 def cmd_read(args: argparse.Namespace) -> int:
     from codepith.output.read import format_read, read_lines
-
     from codepith.output.savings import source_chars
 
     root = Path(args.root)
@@ -124,7 +132,7 @@ def cmd_read(args: argparse.Namespace) -> int:
 def cmd_index(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     index = _open_index(args, args.paths, progress=True)
-    for root, stats in zip(index.roots, index.last_stats):
+    for root, stats in zip(index.roots, index.last_stats, strict=True):
         reason = index.rebuilt.get(str(root))
         if reason:
             print(f"{root}: cached index unusable ({reason}); rebuilt")
@@ -162,7 +170,10 @@ def cmd_cache(args: argparse.Namespace) -> int:
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.updated)) if e.updated else "?"
         flag = "  (orphan: source gone)" if e.orphan else ""
-        print(f"{_human_bytes(e.bytes):>9}  {e.files:>6} files {e.chunks:>7} chunks  {e.content:<6} {when}  {e.root}{flag}")
+        print(
+            f"{_human_bytes(e.bytes):>9}  {e.files:>6} files {e.chunks:>7} chunks  "
+            f"{e.content:<6} {when}  {e.root}{flag}"
+        )
     print(f"{len(entries)} indexes, {_human_bytes(sum(e.bytes for e in entries))}")
     return 0
 
@@ -179,7 +190,10 @@ def cmd_clear(args: argparse.Namespace) -> int:
         from codepith.output.savings import stats_path
 
         stats_path().unlink(missing_ok=True)
-    print(f"removed {len(entries)} cached index{'es' if len(entries) != 1 else ''}" + (" and savings stats" if args.what == "all" else ""))
+    print(
+        f"removed {len(entries)} cached index{'es' if len(entries) != 1 else ''}"
+        + (" and savings stats" if args.what == "all" else "")
+    )
     return 0
 
 
@@ -236,18 +250,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     def index_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--content", choices=CONTENT_TYPES, default="code", help="which files to index (default: code)")
-        sp.add_argument("--model", default=None, help="model2vec folder or Hugging Face id (default: bundled; env CODEPITH_MODEL)")
+        sp.add_argument(
+            "--model", default=None, help="model2vec folder or Hugging Face id (default: bundled; env CODEPITH_MODEL)"
+        )
 
     def output_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("-k", "--top-k", type=_positive, default=5, help="number of results (default: 5)")
         sp.add_argument("--format", choices=("text", "json"), default="text")
-        sp.add_argument("--max-snippet-lines", type=_non_negative, default=None, help="JSON: 0 = location only, N = first N lines")
-        sp.add_argument("--max-chars", type=_positive, default=6000, help="text: hard budget for the whole reply (default 6000)")
+        sp.add_argument(
+            "--max-snippet-lines", type=_non_negative, default=None, help="JSON: 0 = location only, N = first N lines"
+        )
+        sp.add_argument(
+            "--max-chars", type=_positive, default=6000, help="text: hard budget for the whole reply (default 6000)"
+        )
 
     s = sub.add_parser("search", help="search one or more repositories")
     s.add_argument("query")
     s.add_argument(
-        "paths", nargs="*", metavar="PATH", help="folders (or https:// git URLs, @ref optional) searched as one corpus (default: .)"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="folders (or https:// git URLs, @ref optional) searched as one corpus (default: .)",
     )
     index_opts(s)
     output_opts(s)
