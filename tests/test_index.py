@@ -203,19 +203,3 @@ def test_incremental_equals_full_rebuild(tmp_path_factory, model, steps) -> None
                 b = [(r.chunk.location, round(r.score, 6)) for r in full.search(q, refresh=False)]
                 assert a == b
 
-
-def test_parallel_chunking_equals_sequential(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from codepith.index import build
-
-    files = {f"pkg/m{i}.py": f"def handler_{i}(request):\n    return route(request, {i})\n" for i in range(12)}
-    files["web/app.ts"] = "export function start(port: number): void {\n  listen(port);\n}\n"
-    write(tmp_path, files)
-    sequential = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
-    monkeypatch.setattr(build, "PARALLEL_MIN_FILES", 1)
-    parallel = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
-    assert parallel.chunks == sequential.chunks
-    assert np.allclose(parallel.corpus.vectors, sequential.corpus.vectors)
-    q = "route the request"
-    assert [(r.chunk.location, r.score) for r in parallel.search(q)] == [
-        (r.chunk.location, r.score) for r in sequential.search(q)
-    ]

@@ -10,7 +10,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,8 +33,6 @@ log = logging.getLogger("codepith")
 RACY_NS = 2_000_000_000
 EMBED_BATCH = 2048  # chunks handed to the embedding thread at a time
 EMBED_CHARS = 1000
-PARALLEL_MIN_FILES = 300  # below this, starting worker processes costs more than it saves
-PARALLEL_WORKERS = 2
 Progress = Callable[[int, int], None]  # (files done, files to do)
 
 
@@ -90,27 +88,6 @@ def index_text(rel_path: str, text: str, language: str) -> tuple[list[Chunk], li
             counts[tok] = counts.get(tok, 0) + 1
         terms.append(TermCounts(tuple(counts), tuple(counts.values())))
     return chunks, terms
-
-
-def _index_job(job: tuple[str, str, str]) -> tuple[list[Chunk], list[TermCounts]]:
-    return index_text(*job)
-
-
-def _chunked(todo: list[tuple[SourceFile, str, str]]) -> Iterator[tuple[list[Chunk], list[TermCounts]]]:
-    """Each file's chunks and terms, in order. Large batches are split over worker processes: chunking
-    is pure Python plus tree-sitter and holds the GIL, so threads would not help. Workers are spawned,
-    not forked, because callers (the MCP server) run threads of their own."""
-    workers = min(PARALLEL_WORKERS, os.cpu_count() or 1)
-    if workers < 2 or len(todo) < PARALLEL_MIN_FILES:
-        for sf, text, _ in todo:
-            yield _index_file(sf, text)
-        return
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("spawn")
-    jobs = [(sf.rel_path, text, sf.language) for sf, text, _ in todo]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        yield from pool.map(_index_job, jobs, chunksize=8)
 
 
 def load_or_new(root: str, content: str, model: StaticModel, cache: Path | None = None) -> tuple[RepoData, str | None]:
@@ -189,7 +166,7 @@ def refresh(
     batches: list[Future[np.ndarray]] = []
     waiting: list[str] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
-        for i, ((sf, text, digest), (chunks, terms)) in enumerate(zip(todo, _chunked(todo), strict=True)):
+        for i, ((sf, text, digest), (chunks, terms)) in enumerate((t, _index_file(t[0], t[1])) for t in todo):
             pending.append((sf, text, digest, chunks, terms))
             waiting.extend(embed_text(c) for c in chunks)
             if len(waiting) >= EMBED_BATCH:
