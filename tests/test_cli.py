@@ -14,7 +14,9 @@ from conftest import write
 from codepith.surfaces.cli import main
 
 REPO = {
-    "svc/auth.py": "class TokenValidator:\n    def validate(self, token):\n        return token.startswith('Bearer ')\n",
+    "svc/auth.py": (
+        "class TokenValidator:\n    def validate(self, token):\n        return token.startswith('Bearer ')\n"
+    ),
     "svc/routes.py": "def register_route(app, path, handler):\n    app.routes[path] = handler\n",
     "README.md": "# Service\n\nDocs about tokens.\n",
     "package-lock.json": "{}\n",
