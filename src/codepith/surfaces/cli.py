@@ -221,24 +221,23 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
-    return n
+def _whole(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``minimum``."""
+
+    def parse(value: str) -> int:
+        try:
+            n = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+        if n < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}: {value}")
+        return n
+
+    return parse
 
 
-def _non_negative(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {value}")
-    return n
+_positive = _whole(1)
+_non_negative = _whole(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
