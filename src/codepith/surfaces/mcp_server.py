@@ -90,7 +90,7 @@ TOOLS: list[dict[str, Any]] = [
             "repo": _REPO,
             "ref": _REF,
             "top_k": _int("Results.", 1, 5),
-            "content": {"type": "string", "enum": ["code", "docs", "all"], "default": "code"},
+            "content": {"type": "string", "enum": ["code", "docs", "config", "all"], "default": "code"},
             "max_chars": _int("Reply budget in characters.", 200, 6000),
         },
         ["query"],
@@ -128,7 +128,7 @@ TOOLS: list[dict[str, Any]] = [
         {
             "repo": _REPO_SHORT,
             "ref": _REF_SHORT,
-            "content": {"type": "string", "enum": ["code", "docs", "all"], "default": "code"},
+            "content": {"type": "string", "enum": ["code", "docs", "config", "all"], "default": "code"},
         },
         [],
         True,
@@ -182,8 +182,8 @@ def _get_repo(args: dict[str, Any]) -> str | list[str] | None:
 
 def _content(args: dict[str, Any], default: str) -> str:
     value = _get_str(args, "content", default) or default
-    if value not in ("code", "docs", "all"):
-        raise CodepithError(f"unknown content {value!r}; choose code, docs or all")
+    if value not in ("code", "docs", "config", "all"):
+        raise CodepithError(f"unknown content {value!r}; choose code, docs, config or all")
     return value
 
 
