@@ -17,6 +17,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ class _FastPath:
     clean_text: bool
     raw_tokens: tuple[str, ...]  # added tokens matched before normalisation (e.g. "[PAD]")
     full_json: str  # the untouched tokenizer, for the rare text that contains a raw token
+    words: re.Pattern[str] | None = None  # BertPreTokenizer's split of normalised ASCII text, when it applies
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,7 @@ class StaticModel:
         self._max_length = max_length
         self._unk_id = unk_id
         self._max_chars = max_chars
+        self._word_ids: dict[str, Sequence[int]] = {}  # normalised ASCII word -> its WordPiece ids
 
     @property
     def dims(self) -> int:
@@ -114,9 +117,9 @@ class StaticModel:
             texts = [t[: self._max_chars] for t in texts]
         else:
             texts = list(texts)
-        encodings = self._encodings(texts)
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
-        flat = np.fromiter((i for e in encodings for i in e.ids), dtype=np.int64, count=int(lengths.sum()))
+        id_lists = self._id_lists(texts)
+        lengths = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
+        flat = np.fromiter(chain.from_iterable(id_lists), dtype=np.int64, count=int(lengths.sum()))
         if self._unk_id is not None and flat.size:
             keep = flat != self._unk_id
             if not keep.all():
@@ -125,31 +128,46 @@ class StaticModel:
                 lengths = np.bincount(owner[keep], minlength=len(texts)).astype(np.int64)
         return flat, lengths
 
-    def _encodings(self, texts: list[str]) -> list[Any]:
-        """Tokenise without special tokens; normalisation runs outside the tokenizer when that is exact."""
+    def _id_lists(self, texts: list[str]) -> list[Sequence[int]]:
+        """Token ids per text, without special tokens; normalisation runs outside the tokenizer when
+        that is exact, and ASCII text is split into words here so each distinct word is tokenised once."""
         fp = self._ascii_fast
         if fp is None:
-            return list(_batch_encode(self._tokenizer, texts))
-        plain: list[int] = []
-        prepared: list[str] = []
+            return [e.ids for e in _batch_encode(self._tokenizer, texts)]
+        out: list[Sequence[int]] = [()] * len(texts)
+        words_of: list[tuple[int, list[str]]] = []
+        other: list[int] = []
         raw: list[int] = []
         for i, text in enumerate(texts):
             if fp.raw_tokens and any(tok in text for tok in fp.raw_tokens):
                 raw.append(i)
-                continue
-            plain.append(i)
-            if text.isascii():
-                prepared.append(_ascii_normalize(text, fp.lowercase, fp.clean_text))
+            elif text.isascii() and fp.words is not None:
+                words_of.append((i, fp.words.findall(_ascii_normalize(text, fp.lowercase, fp.clean_text))))
             else:
-                prepared.append(fp.normalizer.normalize_str(text))
-        encoded = _batch_encode(self._tokenizer, prepared)
-        if not raw:
-            return list(encoded)
-        out: list[Any] = [None] * len(texts)
-        for i, enc in zip(plain, encoded, strict=True):
-            out[i] = enc
-        for i, enc in zip(raw, _batch_encode(self._full_tokenizer(), [texts[i] for i in raw]), strict=True):
-            out[i] = enc
+                other.append(i)
+        if words_of:
+            cache = self._word_ids
+            if len(cache) > _WORD_CACHE_LIMIT:
+                cache.clear()
+            missing = list({w for _, words in words_of for w in words if w not in cache})
+            for word, enc in zip(missing, _batch_encode(self._tokenizer, missing), strict=True):
+                cache[word] = enc.ids
+            limit = self._max_length
+            for i, words in words_of:
+                ids = list(chain.from_iterable(map(cache.__getitem__, words)))
+                out[i] = ids[:limit] if limit is not None else ids
+        if other:
+            prepared = [
+                _ascii_normalize(texts[i], fp.lowercase, fp.clean_text)
+                if texts[i].isascii()
+                else fp.normalizer.normalize_str(texts[i])
+                for i in other
+            ]
+            for i, enc in zip(other, _batch_encode(self._tokenizer, prepared), strict=True):
+                out[i] = enc.ids
+        if raw:
+            for i, enc in zip(raw, _batch_encode(self._full_tokenizer(), [texts[i] for i in raw]), strict=True):
+                out[i] = enc.ids
         return out
 
     def _full_tokenizer(self) -> Any:
@@ -186,6 +204,11 @@ class StaticModel:
         return out
 
 
+# BertPreTokenizer on ASCII: split on whitespace, and every punctuation character is a word of its own
+# (BERT counts all of ASCII 33-47, 58-64, 91-96 and 123-126 as punctuation). WordPiece then works word
+# by word, so tokenising each distinct word once and joining gives the tokenizer's exact ids.
+_BERT_ASCII_WORDS = re.compile(r"[^\s!-/:-@\[-`{-~]+|[!-/:-@\[-`{-~]")
+_WORD_CACHE_LIMIT = 500_000
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -218,8 +241,21 @@ def _ascii_fast_path(tokenizer: Any, spec: dict[str, Any], text: str) -> _FastPa
     )
     normalizer = tokenizer.normalizer
     tokenizer.normalizer = None
+    pre = spec.get("pre_tokenizer")
+    model = spec.get("model")
+    bert_words = (
+        isinstance(pre, dict)
+        and pre.get("type") == "BertPreTokenizer"
+        and isinstance(model, dict)
+        and model.get("type") == "WordPiece"
+    )
     return _FastPath(
-        normalizer, bool(norm.get("lowercase", True)), bool(norm.get("clean_text", True)), raw_tokens, text
+        normalizer,
+        bool(norm.get("lowercase", True)),
+        bool(norm.get("clean_text", True)),
+        raw_tokens,
+        text,
+        _BERT_ASCII_WORDS if bert_words else None,
     )
 
 

@@ -1,0 +1,40 @@
+"""The word-cache tokenising path must give exactly the tokenizer's own ids."""
+
+from __future__ import annotations
+
+import numpy as np
+from tokenizers import Tokenizer
+
+from codepith.model.loader import DATA_DIR, load_model
+
+TEXTS = [
+    "def parse_http_response(raw: bytes) -> Response:\n    return Response(raw.decode('utf-8'))\n",
+    "class OAuth2PasswordBearer(OAuth2):\n\t\"\"\"Bearer tokens; see RFC-6750 §2.1\"\"\"",
+    "naïve café: non-ASCII text takes the tokenizer's own path",
+    "a [PAD] token and [UNK] in raw text",
+    "control\x01chars\x7fare\x0bdropped",
+    "x" * 150 + " a word longer than WordPiece accepts",
+    "const f = (a,b)=>a+b; // $x->y ?? z || w && v;",
+    " ".join(f"identifier_{i}" for i in range(400)),  # longer than the 512-token limit
+    "",
+    "   \n\t  ",
+]
+
+
+def test_word_cache_ids_equal_the_tokenizer() -> None:
+    model = load_model(None)
+    full = Tokenizer.from_file(str(DATA_DIR / "tokenizer.json"))
+    full.no_padding()
+    full.enable_truncation(512)
+    expected = [list(e.ids) for e in full.encode_batch(TEXTS, add_special_tokens=False)]
+    for _ in range(2):  # a cold then a warm word cache
+        got = [list(ids) for ids in model._id_lists(list(TEXTS))]
+        assert got == expected
+
+
+def test_encode_is_stable_across_batches_and_cache_state() -> None:
+    model = load_model(None)
+    one = model.encode(TEXTS)
+    model._word_ids.clear()
+    two = np.vstack([model.encode([t]) for t in TEXTS])
+    assert np.allclose(one, two, atol=1e-6)
