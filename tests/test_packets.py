@@ -33,11 +33,13 @@ def write(root: Path, rel: str, lines: list[str]) -> list[str]:
 
 
 def hit(
-    root: Path, rel: str, start: int, end: int, score: float, *, path_match: bool = False
+    root: Path, rel: str, start: int, end: int, score: float, *, path_match: bool = False, retrieved: bool = True
 ) -> SearchResult:
+    """A result; ``retrieved=False`` means neither BM25 nor the embeddings found it (path match only)."""
     lines = (root / rel).read_text().split("\n")[start - 1 : end]
     chunk = Chunk(rel, start, end, "\n".join(lines), "python")
-    return SearchResult(chunk, score, lexical_rank=0, dense_rank=0, path_match=path_match)
+    rank = 0 if retrieved else None
+    return SearchResult(chunk, score, lexical_rank=rank, dense_rank=rank, path_match=path_match)
 
 
 @dataclass
@@ -122,7 +124,7 @@ def build_repo(root: Path) -> tuple[list[SearchResult], dict[str, list[str]]]:
         hit(root, "src/wide.py", 1, 119, 0.8),
         hit(root, "lib/helpers.py", 1, 61, 0.75),  # no query token: semantic only
         hit(root, "src/lexer.py", 121, 150, 0.7),  # touches 50-120
-        hit(root, "src/parse/token.py", 1, 39, 0.6, path_match=True),  # path only
+        hit(root, "src/parse/token.py", 1, 39, 0.6, path_match=True, retrieved=False),  # path only
         hit(root, "pkg/reader.py", 130, 200, 0.55),  # same file, separate span
         hit(root, "src/lexer.py", 180, 240, 0.5),
     ]
@@ -158,6 +160,9 @@ def check_packet(root: Path, packet: str, results: list[SearchResult], files: di
         if not is_pointer:
             missing = [n for n in range(start, end + 1) if (path, n) not in covered]
             assert not missing, f"{path} lines {missing[:5]} neither shown nor marked"
+    assert len(shown.rests) <= 1, "the read call is named once, not on every marker"
+    for path, start, end, is_pointer in shown.headers:
+        assert is_pointer or any(p == path and start <= n <= end for p, n, _ in shown.code), "a hit with no line"
     header_spans = {(p, s, e) for p, s, e, _ in shown.headers}
     assert len(header_spans) == len(shown.headers), "a span got two headers"
     for entry in shown.trailer:
@@ -232,21 +237,19 @@ def test_only_matching_lines_with_context(tmp_path: Path) -> None:
     # matches at 12, 19 (gap 15-16 is 2 lines: filled), 60-61; context 2 lines each side
     assert numbers == [*range(10, 22), *range(58, 64)]
     assert ("pkg/reader.py", 1, 9) in shown.gaps and ("pkg/reader.py", 22, 57) in shown.gaps
-    assert ("pkg/reader.py", 64, 80) in shown.gaps
+    assert ("pkg/reader.py", 64, 80) in [*shown.gaps, *(r[:3] for r in shown.rests)]
     assert f"12| {files['pkg/reader.py'][11].rstrip()}" in packet.split("\n")
     check_packet(tmp_path, packet, reader, files)
 
 
 def test_token_level_matching(tmp_path: Path) -> None:
-    lines = write(
-        tmp_path, "m.py", ["parser = 1", "x = 2", "y = 3", "z = 4", "w = 5", "q = getParseResult()", "e = 7"]
-    )
+    lines = write(tmp_path, "m.py", ["parser = 1", "x = 2", "y = 3", "z = 4", "w = 5", "q = getParseResult()", "e = 7"])
     res = [hit(tmp_path, "m.py", 1, 7, 1.0)]
     packet = render_packet("parse", res, max_chars=10**6, read_call=cli_read_call)
     shown = parse(packet)
     # "parser" is another token; getParseResult splits into get/parse/result and matches
     assert [n for _, n, _ in shown.code] == [4, 5, 6, 7]
-    assert shown.gaps == [("m.py", 1, 3)]
+    assert [*shown.gaps, *(r[:3] for r in shown.rests)] == [("m.py", 1, 3)]
     assert lines[5] in packet
 
 
@@ -268,6 +271,16 @@ def test_path_only_hit_is_one_line_pointer(tmp_path: Path) -> None:
     pointer = [r for r in results if r.path_match]
     packet = render_packet("parse token", pointer, max_chars=10**6, read_call=cli_read_call)
     assert packet == "FILE src/parse/token.py  LINES 1-39  SCORE 0.6  (path match only)"
+
+
+def test_path_match_found_by_meaning_shows_its_head(tmp_path: Path) -> None:
+    """A path match the embeddings also retrieved did not match "only through its path": show code."""
+    write(tmp_path, "parse/token.py", ["# Copyright", "# Licensed under MIT", "", "class Reader:", "    pos = 0"])
+    res = [hit(tmp_path, "parse/token.py", 1, 5, 0.6, path_match=True)]
+    packet = render_packet("parse token", res, max_chars=10**6, read_call=cli_read_call)
+    shown = parse(packet)
+    assert shown.code[0][1:] == (4, "class Reader:")  # signature first: the license banner is skipped
+    assert not shown.headers[0][3]
 
 
 def test_path_match_with_content_match_shows_lines(tmp_path: Path) -> None:
@@ -350,3 +363,49 @@ def test_json_never_sends_empty_content(limit: int | None) -> None:
 def test_json_rejects_negative_limit() -> None:
     with pytest.raises(CodepithError):
         results_to_json("f", _json_results(), max_snippet_lines=-1)
+
+
+# --- breadth-first budget -----------------------------------------------------------------------------
+
+
+def test_hit_too_big_for_the_room_does_not_stop_later_hits(tmp_path: Path) -> None:
+    write(tmp_path, "a.py", ["def parse(): pass"])
+    huge = "deep/" * 40 + "wide.py"
+    write(tmp_path, huge, ["parse = '" + "w" * 400 + "'"])
+    for k in range(3):
+        write(tmp_path, f"m{k}.py", [f"def parse_{k}(): pass"])
+    res = [hit(tmp_path, "a.py", 1, 1, 0.9), hit(tmp_path, huge, 1, 1, 0.8)]
+    res += [hit(tmp_path, f"m{k}.py", 1, 1, 0.5 - k / 10) for k in range(3)]
+    packet = render_packet("parse", res, max_chars=600, read_call=cli_read_call)
+    shown = parse(packet)
+    assert [h[0] for h in shown.headers] == ["a.py", "m0.py", "m1.py", "m2.py"]
+    assert shown.trailer == [(huge, 1, 1)]
+
+
+def test_breadth_first_then_best_hits_grow(tmp_path: Path) -> None:
+    results, files = build_repo(tmp_path)
+    packet = render_packet("parse token", results, max_chars=2500, read_call=cli_read_call)
+    shown = parse(packet)
+    lines_per_file: dict[str, int] = {}
+    for path, _, _ in shown.code:
+        lines_per_file[path] = lines_per_file.get(path, 0) + 1
+    assert len(shown.headers) == len(group_hits(results))  # every hit gets a line before any grows much
+    assert lines_per_file["src/lexer.py"] >= 10  # the best hit is readable, not a single line
+    check_packet(tmp_path, packet, results, files)
+
+
+def test_first_hits_of_new_files_before_second_hits_of_shown_files(tmp_path: Path) -> None:
+    """A file's second hit gives way to a new file's first hit, yet a shown block keeps its rank position."""
+    write(tmp_path, "a.py", [f"x_{i} = parse({i})" for i in range(1, 80)])
+    write(tmp_path, "b.py", ["def parse(): pass"])
+    res = [hit(tmp_path, "a.py", 1, 10, 0.9), hit(tmp_path, "a.py", 40, 50, 0.8), hit(tmp_path, "b.py", 1, 1, 0.7)]
+    saw_both = False
+    for budget in range(120, 700, 7):
+        packet = render_packet("parse", res, max_chars=budget, read_call=cli_read_call)
+        spans = [h[:3] for h in parse(packet).headers]
+        if ("a.py", 40, 50) in spans:
+            assert spans.index(("a.py", 40, 50)) < spans.index(("b.py", 1, 1))
+            saw_both = True
+        elif ("a.py", 1, 10) in spans and len(packet) > 300:
+            assert ("b.py", 1, 1) in spans, budget
+    assert saw_both

@@ -1,15 +1,20 @@
 """Evidence packets: the lines that carry a match, numbered and budgeted, for an agent's context.
 
-An agent pays for every character it reads, so a packet shows the best hits first and, inside each
-hit, only the lines holding a query token plus a little context. Everything left out is named by a
-marker (line range, and where it matters the exact call that shows it), so nothing is silently lost.
-The reply never exceeds ``max_chars``.
+An agent pays for every character it reads, and a hit it never sees is a hit it cannot use. So the
+budget is spent breadth first: the best hit gets a readable share first (it is the likeliest
+answer); then every other hit, best first (a file's second hit after every file's first), gets a
+compact view: its best matching line, or its signature when it matched by meaning only; what is
+left grows the shown hits, best first, towards the full view (every line holding a query token plus
+two lines of context). A hit too big for the room left does not stop the smaller ones after it.
+Everything left out is named: omitted stretches by ``... (lines A-B omitted)`` markers, hits that
+did not fit by the trailer, and one marker (on the best hit with omitted lines) carries the exact
+call that shows them on the current surface. The reply never exceeds ``max_chars``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from codepith.index.tokens import query_terms, tokenize
@@ -17,12 +22,15 @@ from codepith.search.result import SearchResult
 
 ReadCall = Callable[[str, int, int], str]
 
-CONTEXT_LINES = 2  # lines shown around each matching line
+CONTEXT_LINES = 2  # lines shown around each matching line in a hit's full view
+COMPACT_CONTEXT = 0  # lines shown around the best matching line in a hit's compact (pass 1) view
 MAX_GAP = 2  # a gap this small between shown runs is shown rather than replaced by a marker
 HEAD_LINES = 8  # lines shown for a hit with no lexical overlap (signature first)
+COMPACT_HEAD_LINES = 1  # of which the compact view shows this many
 MAX_LINE_CHARS = 300  # longer lines (minified code, data) are shortened in a packet
-MIN_HIT_SHARE = 400  # a hit that is not the last may use half the room left, but at least this much
-TRAILER_RESERVE_ENTRIES = 2  # room kept for the trailer while hits are emitted
+TOP_HIT_SHARE = 15  # percent of the budget the best hit may take before the other hits get a line
+BREADTH_SHARE = 80  # percent of the budget pass 1 may fill, so the best hits can still grow in pass 2
+TRAILER_RESERVE_ENTRIES = 2  # room kept for the trailer while hits are placed
 
 _BACKTICKS = re.compile(r"`{3,}")
 
@@ -38,20 +46,18 @@ class _Group:
     language: str
     rank: int  # position of the best-ranked member in the results
     path_match: bool
+    dense: bool  # some member was retrieved by meaning (embedding), not only by its words or path
     lines: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class _Row:
-    """A body row: a numbered code line (``line`` set) or an omission marker (``line`` is 0).
-
-    ``cut_ok``: a budget cut may end after this row. Not true for context lines before a run's first
-    match, which would spend characters without showing the evidence.
-    """
+    """A body row: a numbered code line (``line`` set) or an omission marker of lines ``start``-``end``."""
 
     text: str
     line: int = 0
-    cut_ok: bool = False
+    start: int = 0
+    end: int = 0
 
 
 def _add_lines(group: _Group, start: int, end: int, content: str) -> None:
@@ -80,12 +86,82 @@ def group_hits(results: Sequence[SearchResult]) -> list[_Group]:
                 current.score = max(current.score, res.score)
                 current.rank = min(current.rank, rank)
                 current.path_match = current.path_match or res.path_match
+                current.dense = current.dense or res.dense_rank is not None
             else:
-                current = _Group(path, start, end, res.score, chunk.language, rank, res.path_match)
+                current = _Group(
+                    path, start, end, res.score, chunk.language, rank, res.path_match, res.dense_rank is not None
+                )
                 groups.append(current)
             _add_lines(current, start, end, chunk.content)
     groups.sort(key=lambda g: g.rank)
     return groups
+
+
+# --- views: which lines of a hit are shown ------------------------------------------------------------
+
+
+def _fill_small_gaps(shown: set[int], group: _Group) -> set[int]:
+    """Show gaps of MAX_GAP lines or fewer (between runs and at the span's edges): cheaper than a marker."""
+    ordered = sorted(shown)
+    bounds = [group.start - 1, *ordered, group.end + 1]
+    filled = set(shown)
+    for left, right in zip(bounds, bounds[1:], strict=False):
+        missing = range(left + 1, right)
+        if 0 < len(missing) <= MAX_GAP and all(n in group.lines for n in missing):
+            filled.update(missing)
+    return filled
+
+
+def _around(group: _Group, lines: Iterable[int], context: int) -> set[int]:
+    return {near for n in lines for near in range(n - context, n + context + 1) if near in group.lines}
+
+
+_COMMENT = re.compile(r"^\s*(#|//|/\*|\*|--|;|<!--|\"\"\"|''')")
+
+
+def _head(group: _Group) -> list[int]:
+    """The chunk's lines from its signature on: leading blank and comment lines (licenses, banners) skipped."""
+    known = sorted(group.lines)
+    texts = [group.lines[n] for n in known]
+    for skip in (lambda t: not t.strip() or _COMMENT.match(t) is not None, lambda t: not t.strip()):
+        first = next((i for i, text in enumerate(texts) if not skip(text)), None)
+        if first is not None:
+            return known[first:]
+    return known
+
+
+def _views(group: _Group, terms: frozenset[str]) -> list[frozenset[int]]:
+    """Growing sets of shown lines for one hit: ``[compact, ..., full]``; ``[]`` for a path-only pointer.
+
+    A hit with query tokens: its best line (most distinct query tokens, earliest on ties), then the
+    matching lines with CONTEXT_LINES of context around each, one more at a time, best first, up to
+    the full view (all of them). A hit matched by meaning only: its head, signature first, growing to HEAD_LINES lines.
+    """
+    density = {n: len(terms.intersection(tokenize(text))) for n, text in group.lines.items()}
+    matched = sorted((n for n, d in density.items() if d), key=lambda n: (-density[n], n))
+    views: list[frozenset[int]] = []
+
+    def push(shown: set[int]) -> None:
+        view = frozenset(_fill_small_gaps(shown, group))
+        if view and (not views or view != views[-1]):
+            views.append(view)
+
+    if matched:
+        push(_around(group, matched[:1], COMPACT_CONTEXT))
+        shown: set[int] = set()
+        for number in matched:  # then whole evidence runs, best line first, so each step reads on its own
+            shown |= _around(group, [number], CONTEXT_LINES)
+            push(shown)
+        return views
+    if group.path_match and not group.dense:
+        return []  # matched only through its path: a one-line pointer
+    head = _head(group)
+    for size in range(COMPACT_HEAD_LINES, HEAD_LINES + 1):
+        push(set(head[:size]))
+    return views
+
+
+# --- rendering --------------------------------------------------------------------------------------
 
 
 def _score(score: float) -> str:
@@ -96,79 +172,29 @@ def _header(group: _Group) -> str:
     return f"FILE {group.path}  LINES {group.start}-{group.end}  SCORE {_score(group.score)}"
 
 
-def _code(number: int, text: str, cut_ok: bool) -> _Row:
+def _code(number: int, text: str) -> _Row:
     if len(text) > MAX_LINE_CHARS:
         text = f"{text[:MAX_LINE_CHARS]} ... (+{len(text) - MAX_LINE_CHARS} chars)"
-    return _Row(f"{number}| {text}".rstrip(), number, cut_ok)
+    return _Row(f"{number}| {text}".rstrip(), line=number)
 
 
-def _gap(start: int, end: int) -> _Row:
-    return _Row(f"... (lines {start}-{end} omitted)")
+def _gap(start: int, end: int, call: str = "") -> _Row:
+    text = f"... (lines {start}-{end} omitted; {call})" if call else f"... (lines {start}-{end} omitted)"
+    return _Row(text, start=start, end=end)
 
 
-def _rest(path: str, start: int, end: int, read_call: ReadCall) -> _Row:
-    return _Row(f"... (lines {start}-{end} omitted; {read_call(path, start, end)})")
-
-
-def _fill_small_gaps(shown: set[int], group: _Group) -> None:
-    """Show gaps of MAX_GAP lines or fewer (between runs and at the span's edges): cheaper than a marker."""
-    ordered = sorted(shown)
-    bounds = [group.start - 1, *ordered, group.end + 1]
-    for left, right in zip(bounds, bounds[1:], strict=False):
-        missing = range(left + 1, right)
-        if 0 < len(missing) <= MAX_GAP and all(n in group.lines for n in missing):
-            shown.update(missing)
-
-
-def _rows(shown: set[int], group: _Group, matched: set[int] | None = None) -> list[_Row]:
-    """Numbered rows for ``shown`` with a gap marker for every omitted stretch inside the span.
-
-    With ``matched`` (the lines holding a query token), a cut may only end at or after a run's first match.
-    """
+def _rows(shown: frozenset[int], group: _Group) -> list[_Row]:
+    """Numbered rows for ``shown`` with a gap marker for every omitted stretch inside the span."""
     rows: list[_Row] = []
     previous = group.start - 1
-    run_has_match = matched is None
     for number in sorted(shown):
         if number > previous + 1:
             rows.append(_gap(previous + 1, number - 1))
-            run_has_match = matched is None
-        run_has_match = run_has_match or (matched is not None and number in matched)
-        rows.append(_code(number, group.lines[number], run_has_match))
+        rows.append(_code(number, group.lines[number]))
         previous = number
     if previous < group.end:
         rows.append(_gap(previous + 1, group.end))
     return rows
-
-
-def _body(group: _Group, terms: frozenset[str], read_call: ReadCall) -> list[_Row] | None:
-    """Rows for one group, or None when it is a one-line path pointer."""
-    matched = {n for n, text in group.lines.items() if terms.intersection(tokenize(text))}
-    if not matched:
-        if group.path_match:
-            return None
-        known = sorted(group.lines)
-        while known and not group.lines[known[0]].strip():
-            known.pop(0)
-        head = set(known[:HEAD_LINES])
-        if head:
-            _fill_small_gaps(head, group)
-        rows = _rows(head, group)
-        if rows and not rows[-1].line and head:
-            last = max(head)
-            rows[-1] = _rest(group.path, last + 1, group.end, read_call)
-        return rows
-    shown: set[int] = set()
-    for number in matched:
-        for near in range(number - CONTEXT_LINES, number + CONTEXT_LINES + 1):
-            if near in group.lines:
-                shown.add(near)
-    _fill_small_gaps(shown, group)
-    return _rows(shown, group, matched)
-
-
-def _cost(lines: Sequence[str]) -> int:
-    """Characters these lines take in the reply, counting one newline after each."""
-    return sum(len(line) + 1 for line in lines)
 
 
 def _fence(rows: Sequence[_Row]) -> str:
@@ -180,52 +206,75 @@ def _fence(rows: Sequence[_Row]) -> str:
     return "`" * (longest + 1)
 
 
-def _block(group: _Group, rows: Sequence[_Row], fence: str) -> list[str]:
-    if not any(row.line for row in rows):
-        return [_header(group), *(row.text for row in rows)]
-    return [_header(group), fence + group.language, *(row.text for row in rows), fence]
+def _cost(lines: Iterable[str]) -> int:
+    """Characters these lines take in the reply, counting one newline after each."""
+    return sum(len(line) + 1 for line in lines)
 
 
-def _pointer(group: _Group) -> list[str]:
-    return [f"{_header(group)}  (path match only)"]
-
-
-def _cut(group: _Group, rows: Sequence[_Row], room: int, read_call: ReadCall) -> list[str] | None:
-    """The longest prefix of ``rows`` (whole lines) that fits ``room`` with a marker calling for the rest.
-
-    Returns None when not even the header, one code line and the marker fit.
-    """
-    fence = _fence(rows)
-    frame = _cost([_header(group), fence + group.language, fence])
-    best = 0
-    used = frame
-    for keep, row in enumerate(rows, 1):
-        used += len(row.text) + 1
-        if not row.cut_ok:
-            continue  # not on a marker (the rest-marker covers it) nor on context before a match
-        rest = _rest(group.path, row.line + 1, group.end, read_call)
-        if used + len(rest.text) + 1 > room:
-            break
-        best = keep
-    if not best:
+def _call_row(rows: Sequence[_Row]) -> int | None:
+    """Index of the marker that carries the read call: the one after the last shown line, else the last."""
+    markers = [i for i, row in enumerate(rows) if not row.line]
+    if not markers:
         return None
-    last = rows[best - 1].line
-    return _block(group, [*rows[:best], _rest(group.path, last + 1, group.end, read_call)], fence)
+    after = [i for i in markers if i > max((i for i, row in enumerate(rows) if row.line), default=-1)]
+    return (after or markers)[-1]
+
+
+@dataclass
+class _Plan:
+    """One hit's possible renderings: its views, their sizes (computed when first asked), the chosen one."""
+
+    group: _Group
+    views: list[frozenset[int]]
+    read_call: ReadCall
+    level: int = -1  # index into views; -1 = not shown (a path-only pointer has the one level 0)
+    _sizes: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def pointer(self) -> bool:
+        return not self.views
+
+    @property
+    def shown(self) -> bool:
+        return self.level >= 0
+
+    @property
+    def top(self) -> int:
+        """The fullest level."""
+        return max(len(self.views) - 1, 0)
+
+    def block(self, level: int, with_call: bool) -> list[str]:
+        if self.pointer:
+            return [f"{_header(self.group)}  (path match only)"]
+        rows = _rows(self.views[level], self.group)
+        at = _call_row(rows) if with_call else None
+        if at is not None:
+            marker = rows[at]
+            rows[at] = _gap(marker.start, marker.end, self.read_call(self.group.path, marker.start, marker.end))
+        fence = _fence(rows)
+        return [_header(self.group), fence + self.group.language, *(row.text for row in rows), fence]
+
+    def size(self, level: int) -> tuple[int, int]:
+        """Characters of the block at ``level``, and the extra characters when it carries the read call."""
+        if level not in self._sizes:
+            plain = _cost(self.block(level, False))
+            self._sizes[level] = (plain, _cost(self.block(level, True)) - plain)
+        return self._sizes[level]
 
 
 def _entry(group: _Group) -> str:
     return f"{group.path} {group.start}-{group.end}"
 
 
-def _trailer(left: Sequence[_Group], room: int, read_call: ReadCall, *, more: bool) -> str | None:
+def _trailer(left: Sequence[_Group], room: int, read_call: ReadCall, *, more: bool, call: bool) -> str | None:
     """One line listing the hits left out (as many as fit in ``room`` characters), or None."""
     if not left or room <= 0:
         return None
     count = f"{len(left)} more hits" if more else f"{len(left)} hits"
     first = left[0]
-    call = read_call(first.path, first.start, first.end)
     entries = [_entry(g) for g in left]
-    for prefix in (f"{count} (read e.g. {call}): ", f"{count}: "):
+    prefixes = [f"{count} (read e.g. {read_call(first.path, first.start, first.end)}): "] if call else []
+    for prefix in [*prefixes, f"{count}: "]:
         for keep in range(len(entries), 0, -1):
             tail = "" if keep == len(entries) else f", +{len(entries) - keep}"
             line = prefix + ", ".join(entries[:keep]) + tail
@@ -234,12 +283,64 @@ def _trailer(left: Sequence[_Group], room: int, read_call: ReadCall, *, more: bo
     return count[:room]
 
 
-def _trailer_reserve(left: Sequence[_Group], read_call: ReadCall) -> int:
-    if not left:
-        return 0
-    line = _trailer(left[:TRAILER_RESERVE_ENTRIES], 10**9, read_call, more=True) or ""
-    extra = len(f", +{len(left)}") if len(left) > TRAILER_RESERVE_ENTRIES else 0
-    return len(line) + extra + 1
+class _Budget:
+    """The packet being planned: which view of each hit is shown, and what it all costs."""
+
+    def __init__(self, plans: list[_Plan], max_chars: int, trailer_reserve: int) -> None:
+        self.plans = plans
+        self.limit = max_chars + 1  # the last line has no newline after it
+        self.trailer_reserve = trailer_reserve
+
+    def bearer(self) -> _Plan | None:
+        """The best-ranked shown hit with an omitted stretch: its marker names the read call."""
+        for plan in self.plans:
+            if plan.shown and plan.size(plan.level)[1]:
+                return plan
+        return None
+
+    def total(self) -> int:
+        used = sum(p.size(p.level)[0] for p in self.plans if p.shown)
+        bearer = self.bearer()
+        if bearer is not None:
+            used += bearer.size(bearer.level)[1]
+        if any(not p.shown for p in self.plans):
+            used += self.trailer_reserve
+        return used
+
+    def try_level(self, plan: _Plan, level: int, limit: int | None = None) -> bool:
+        """Show ``plan`` at ``level`` if the packet still fits ``limit`` (default: the budget)."""
+        before = plan.level
+        plan.level = level
+        if self.total() <= (self.limit if limit is None else limit):
+            return True
+        plan.level = before
+        return False
+
+    def grow(self, plan: _Plan, limit: int) -> None:
+        """Show ``plan`` at its fullest level that keeps the packet within ``limit``, one step at a time.
+
+        Stops at the first step that does not fit: later steps only add lines.
+        """
+        while plan.level < plan.top and self.try_level(plan, plan.level + 1, limit):
+            pass
+
+
+def _first_pass_order(plans: Sequence[_Plan]) -> list[_Plan]:
+    """Hits in rank order, but a file's second and later hits after every file's first."""
+    seen: set[str] = set()
+    first: list[_Plan] = []
+    later: list[_Plan] = []
+    for plan in plans:
+        (later if plan.group.path in seen else first).append(plan)
+        seen.add(plan.group.path)
+    return first + later
+
+
+def _trailer_reserve(groups: Sequence[_Group], read_call: ReadCall) -> int:
+    """Room kept for the trailer: a count and a couple of entries (it lists more when more is left)."""
+    left = groups[-TRAILER_RESERVE_ENTRIES:]
+    line = _trailer(left, 10**9, read_call, more=True, call=False) or ""
+    return len(line) + len(f", +{len(groups)}") + 1
 
 
 def render_packet(
@@ -252,45 +353,38 @@ def render_packet(
     """Render ``results`` for an agent in at most ``max_chars`` characters, best hit first.
 
     ``read_call(path, start, end)`` returns the call text that shows those lines on the current
-    surface, so markers and the trailer tell the agent exactly how to get what was left out.
+    surface, so the markers and the trailer tell the agent exactly how to get what was left out.
     """
     if max_chars <= 0:
         return ""
     if not results:
         return f"no results for {query!r}"[:max_chars]
     terms = frozenset(query_terms(query))
-    groups = group_hits(results)
-    bodies = [_body(g, terms, read_call) for g in groups]
-    blocks = [
-        _pointer(g) if rows is None else _block(g, rows, _fence(rows))
-        for g, rows in zip(groups, bodies, strict=True)
-    ]
-    whole = [line for block in blocks for line in block]
-    if _cost(whole) - 1 <= max_chars:
-        return "\n".join(whole)
+    plans = [_Plan(g, _views(g, terms), read_call) for g in group_hits(results)]
+    budget = _Budget(plans, max_chars, _trailer_reserve([p.group for p in plans], read_call))
 
+    if plans:  # pass 0: the best hit, the likeliest answer, gets a readable share of the budget
+        budget.try_level(plans[0], 0)
+        budget.grow(plans[0], budget.limit * TOP_HIT_SHARE // 100 + budget.trailer_reserve)
+    order = _first_pass_order(plans)
+    breadth = budget.limit * BREADTH_SHARE // 100
+    for plan in order:  # pass 1: a compact view of every other hit, as long as the breadth share allows
+        if not plan.shown:
+            budget.try_level(plan, 0, breadth)
+    for plan in plans:  # pass 2: grow the shown hits, best first, as far as the budget allows
+        if plan.shown:
+            budget.grow(plan, budget.limit)
+    for plan in order:  # pass 3: whatever is still left goes to compact views of the hits left out
+        if not plan.shown:
+            budget.try_level(plan, 0)
+
+    bearer = budget.bearer()
     out: list[str] = []
-    budget = max_chars + 1  # the last line has no newline after it
-    left_out: list[_Group] = []
-    for index, group in enumerate(groups):
-        rest = groups[index + 1 :]
-        avail = budget - _cost(out) - _trailer_reserve(rest, read_call)
-        room = avail if not rest else min(avail, max(avail // 2, MIN_HIT_SHARE))
-        block = blocks[index]
-        if _cost(block) <= room:
-            out.extend(block)
-            continue
-        rows = bodies[index]
-        cut = _cut(group, rows, room, read_call) if rows else None
-        if cut is None:
-            left_out = groups[index:]
-            break
-        out.extend(cut)
-        if room >= avail:  # cut by the budget itself, not by the per-hit share: stop here
-            left_out = list(rest)
-            break
-    trailer = _trailer(left_out, budget - _cost(out) - 1, read_call, more=bool(out))
+    for plan in plans:
+        if plan.shown:
+            out.extend(plan.block(plan.level, plan is bearer))
+    left = [p.group for p in plans if not p.shown]
+    trailer = _trailer(left, budget.limit - _cost(out) - 1, read_call, more=bool(out), call=bearer is None)
     if trailer:
         out.append(trailer)
-    reply = "\n".join(out)
-    return reply[:max_chars]
+    return "\n".join(out)[:max_chars]
