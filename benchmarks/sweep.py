@@ -39,7 +39,7 @@ def main() -> int:
     grid = [(name, [float(v) for v in values.split(",")]) for name, values in (p.split("=", 1) for p in args.params)]
     for combo in itertools.product(*[vals for _, vals in grid]) if grid else [()]:
         for (name, _), value in zip(grid, combo, strict=True):
-            setattr(engine, name, int(value) if float(value).is_integer() and name.isupper() and "CANDIDATES" in name else value)
+            setattr(engine, name, int(value) if "CANDIDATES" in name else value)
         per_repo: dict[str, list[float]] = {}
         per_cat: dict[str, dict[str, list[float]]] = {}
         for c in corpora:

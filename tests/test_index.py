@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -203,3 +204,55 @@ def test_incremental_equals_full_rebuild(tmp_path_factory, model, steps) -> None
                 b = [(r.chunk.location, round(r.score, 6)) for r in full.search(q, refresh=False)]
                 assert a == b
 
+
+
+def _age(root: Path, seconds: int = 600) -> None:
+    """Move every mtime into the past, so the racy-stat rule lets the quick check trust them."""
+    past = time.time_ns() - seconds * 1_000_000_000
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in filenames + dirnames:
+            os.utime(os.path.join(dirpath, name), ns=(past, past))
+    os.utime(root, ns=(past, past))
+
+
+@pytest.mark.parametrize("change", ["edit", "new-file-in-quiet-folder", "gitignore", "shrink-too-large", "delete"])
+def test_quick_check_never_hides_a_change(tmp_path: Path, model, monkeypatch, change: str) -> None:  # type: ignore[no-untyped-def]
+    from codepith.index import build
+
+    monkeypatch.setenv("CODEPITH_MAX_FILE_BYTES", "2000")
+    write(
+        tmp_path,
+        {
+            "app/core.py": "def core_entry():\n    return 1\n",
+            "notes/readme.txt": "only a text file here\n",
+            "skipped_gen.py": "def generated_thing():\n    return 2\n",
+            "huge.py": "def huge_blob():\n    pass\n" + "# padding\n" * 400,
+            ".gitignore": "skipped_gen.py\n",
+        },
+    )
+    _age(tmp_path)
+    index = codepith.Index.from_path(tmp_path, model=model)
+    data = index._data[0]
+    assert data.watch and build.quick_check(data), "an aged, untouched tree takes the quick path"
+    index.refresh()
+    assert index.last_stats[0].unchanged == 1 and not index.last_stats[0].dirty
+    if change == "edit":
+        (tmp_path / "app/core.py").write_text("def core_exit():\n    return 9\n")  # same size
+        want, gone = "core_exit", "core_entry"
+    elif change == "new-file-in-quiet-folder":
+        (tmp_path / "notes/tool.py").write_text("def fresh_helper():\n    return 3\n")
+        want, gone = "fresh_helper", None
+    elif change == "gitignore":
+        (tmp_path / ".gitignore").write_text("# nothing ignored now\n")
+        want, gone = "generated_thing", None
+    elif change == "shrink-too-large":
+        (tmp_path / "huge.py").write_text("def huge_blob():\n    pass\n")
+        want, gone = "huge_blob", None
+    else:
+        (tmp_path / "app/core.py").unlink()
+        want, gone = None, "core_entry"
+    names = {s for r in index.search("entry exit helper generated thing blob", top_k=20) for s in r.chunk.symbols}
+    if want:
+        assert want in names
+    if gone:
+        assert gone not in names

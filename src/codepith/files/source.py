@@ -52,3 +52,4 @@ class SkipReport:
 class WalkResult:
     files: list[SourceFile]
     skipped: SkipReport
+    watch: tuple[str, ...] = ()  # paths whose stat changes whenever this result could (see build.quick_check)

@@ -129,9 +129,15 @@ class _Walker:
         self.links: list[_Link] = []
         self.readable = _readable_by_mode()
         self.every_kind = content == "all"
+        # Paths whose stat moves when the walk's answer could change: every folder listed (entries
+        # added, removed, renamed), every ignore file read, and files skipped for size or access.
+        self.watch: list[str] = []
 
     def run(self) -> WalkResult:
         exclude = ignore.git_info_exclude(self.root)
+        info_exclude = os.path.join(self.root, ".git", "info", "exclude")
+        if os.path.exists(info_exclude):
+            self.watch.append(info_exclude)
         stack = [_Dir(self.root, self.root_real, "", (exclude,) if exclude else (), (), False)]
         while stack or self.links:
             while stack:
@@ -140,7 +146,7 @@ class _Walker:
             for link in links:
                 self._follow(link, stack)
         self.files.sort(key=lambda f: f.rel_path)
-        return WalkResult(files=self.files, skipped=self.report)
+        return WalkResult(files=self.files, skipped=self.report, watch=tuple(self.watch))
 
     def _list(self, folder: _Dir, stack: list[_Dir]) -> None:
         try:
@@ -149,6 +155,7 @@ class _Walker:
         except OSError:
             self.report.add("unreadable", folder.rel or "./")
             return
+        self.watch.append(folder.path)
         names = {entry.name for entry in entries}
         if "pyvenv.cfg" in names and folder.rel and not folder.excluded:  # a virtualenv, whatever its name
             self.report.add(ignore.REASON_ALWAYS_SKIPPED, folder.rel)
@@ -157,9 +164,11 @@ class _Walker:
             folder = _Dir(folder.path, folder.real, folder.rel, folder.git, folder.cpi, True)
         git, cpi = folder.git, folder.cpi
         if ignore.GITIGNORE in names:
+            self.watch.append(os.path.join(folder.path, ignore.GITIGNORE))
             layer = ignore.load_ignore_file(os.path.join(folder.path, ignore.GITIGNORE), folder.rel)
             git = (*git, layer) if layer else git
         if ignore.CODEPITHIGNORE in names:
+            self.watch.append(os.path.join(folder.path, ignore.CODEPITHIGNORE))
             layer = ignore.load_ignore_file(os.path.join(folder.path, ignore.CODEPITHIGNORE), folder.rel)
             cpi = (*cpi, layer) if layer else cpi
         here = _Dir(folder.path, folder.real, folder.rel, git, cpi, folder.excluded)
@@ -248,12 +257,15 @@ class _Walker:
             return
         if info.st_size > self.limit:
             self.report.add("too-large", rel)
+            self.watch.append(str(path))
             return
         if info.st_size == 0:
             self.report.add("empty", rel)
+            self.watch.append(str(path))
             return
         if not self.readable(info):
             self.report.add("unreadable", rel)
+            self.watch.append(str(path))
             return
         language, kind = found or FORCED_FALLBACK
         self.indexed_inodes.add((info.st_dev, info.st_ino))

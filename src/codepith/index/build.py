@@ -11,7 +11,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,6 +90,42 @@ def index_text(rel_path: str, text: str, language: str) -> tuple[list[Chunk], li
     return chunks, terms
 
 
+def _stamp(paths: tuple[str, ...], racy_after: int) -> list[tuple[str, int]]:
+    """mtimes of the walk's watch list; empty (so the next refresh walks) if any is too recent to trust."""
+    out = []
+    for path in paths:
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            return []
+        if mtime >= racy_after:
+            return []
+        out.append((path, mtime))
+    return out
+
+
+def quick_check(data: RepoData) -> bool:
+    """True when nothing the last walk depended on has moved, so walking again would find the same
+    files: every folder it listed, every ignore file it read, every file it indexed or skipped for
+    size or access keeps its stat. A few hundred stats instead of a walk with ignore rules."""
+    if not data.watch:
+        return False
+    try:
+        for path, mtime in data.watch:
+            if os.stat(path).st_mtime_ns != mtime:
+                return False
+        root = data.root
+        for rel, rec in data.files.items():
+            if rec.racy:
+                return False
+            info = os.stat(os.path.join(root, rel))
+            if info.st_size != rec.size or info.st_mtime_ns != rec.mtime_ns:
+                return False
+    except OSError:
+        return False
+    return True
+
+
 def load_or_new(root: str, content: str, model: StaticModel, cache: Path | None = None) -> tuple[RepoData, str | None]:
     """The cached index, or an empty one (with the reason) when none is usable."""
     info = model.info
@@ -117,6 +153,13 @@ def refresh(
     # Racy-git rule: a file modified within RACY_NS of this look may change again without its size or
     # mtime moving, so its stat is not trusted next time and its content hash decides.
     racy_after = time.time_ns() - RACY_NS
+    if (max_file_bytes, data.content) == data.watch_key and quick_check(data):
+        stats = RefreshStats(root=data.root, unchanged=len(data.files))
+        stats.files = sum(1 for r in data.files.values() if not r.skip)
+        stats.chunks = data.n_chunks
+        stats.skipped = data.skipped()
+        stats.seconds = time.perf_counter() - t0
+        return stats
     root = Path(data.root)
     walked = walk(root, data.content, max_file_bytes)
     stats = RefreshStats(root=data.root)
@@ -196,6 +239,8 @@ def refresh(
             racy=sf.mtime_ns >= racy_after,
         )
     data.walk_skipped = walked.skipped
+    data.watch = _stamp(walked.watch, racy_after)
+    data.watch_key = (max_file_bytes, data.content)
     data.refreshed_at = time.time()
     stats.files = sum(1 for r in data.files.values() if not r.skip)
     stats.chunks = data.n_chunks

@@ -37,6 +37,9 @@ class RepoData:
     vocab: Vocabulary = field(default_factory=Vocabulary)
     walk_skipped: SkipReport = field(default_factory=SkipReport)
     refreshed_at: float = 0.0
+    # What the last walk depended on (path, mtime_ns); in memory only, so a loaded index walks once.
+    watch: list[tuple[str, int]] = field(default_factory=list)
+    watch_key: tuple[int | None, str] | None = None
 
     def skipped(self) -> SkipReport:
         """Everything left out: by the walk, and files whose content turned out unusable."""

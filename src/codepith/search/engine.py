@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 from codepith.index.corpus import Corpus
@@ -77,7 +79,7 @@ def _boost_coherent_files(corpus: Corpus, scores: dict[int, float], top: float) 
 
 def _boost_path_words(corpus: Corpus, query: Query, scores: dict[int, float], top: float) -> None:
     for idx in scores:
-        ratio = path_match_ratio(corpus.chunks[idx].file_path, query.keywords)
+        ratio = path_match_ratio(corpus.chunks[idx].file_path, query.keywords)  # memoised per (file, words)
         if ratio >= 0.1:
             scores[idx] += PATH_WORDS * top * ratio
 
@@ -88,17 +90,20 @@ def _select(corpus: Corpus, scores: dict[int, float], top_k: int) -> list[tuple[
     ranked = sorted(scores.items(), key=lambda t: (-t[1], t[0]))
     per_file: dict[int, int] = {}
     chosen: list[tuple[float, int]] = []
-    floor = -np.inf
+    best: list[float] = []  # min-heap of the top_k effective scores so far; its root is the bar to beat
+    file_of_chunk = corpus.file_of_chunk
     for idx, s in ranked:
-        if len(chosen) >= top_k and s <= floor:
-            break
-        f = int(corpus.file_of_chunk[idx])
+        if len(best) >= top_k and s <= best[0]:
+            break  # discounts only lower scores, and the rest are lower already
+        f = int(file_of_chunk[idx])
         n = per_file.get(f, 0)
         eff = s * (SATURATION**n)
         per_file[f] = n + 1
         chosen.append((eff, idx))
-        if len(chosen) >= top_k:
-            floor = sorted(e for e, _ in chosen)[-top_k]
+        if len(best) < top_k:
+            heapq.heappush(best, eff)
+        elif eff > best[0]:
+            heapq.heapreplace(best, eff)
     chosen.sort(key=lambda t: (-t[0], t[1]))
     return chosen[:top_k]
 

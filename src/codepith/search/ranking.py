@@ -107,6 +107,11 @@ def _word_match(a: str, b: str) -> bool:
 
 
 def path_match_ratio(path: str, keywords: Iterable[str]) -> float:
+    return _path_match_ratio(path, tuple(keywords))
+
+
+@lru_cache(maxsize=65536)
+def _path_match_ratio(path: str, keywords: tuple[str, ...]) -> float:
     kws = [k for k in keywords if len(k) > 2]
     if not kws:
         return 0.0
