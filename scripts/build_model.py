@@ -13,7 +13,7 @@ never imports torch or model2vec at run time.
 
     # the shipped model (defaults: PCA 256, Zipf SIF 1e-4, int8 with per-row scales):
     HF_HUB_OFFLINE=1 python scripts/build_model.py --out src/codepith/model/data
-    # variants (see benchmarks/MODEL.md); --cache-dir reuses the slow forward pass:
+    # variants (see benchmarks/README.md, "Embedding model variants"); --cache-dir reuses the slow forward pass:
     python scripts/build_model.py --mine-from /usr/lib/python3.11 --mine-top 10000 --out vocab.txt
     HF_HUB_OFFLINE=1 python scripts/build_model.py --vocab vocab.txt --pca-dims 128 \
         --quantize float16 --cache-dir /tmp/m2v-cache --out /tmp/models/code-128
