@@ -28,6 +28,8 @@ def test_symbol_like_queries() -> None:
 def test_stemming_meets_word_forms() -> None:
     assert stem("routes") == stem("routing") == stem("routed") == stem("route")
     assert stem("dependencies") == "dependency"
+    assert stem("atomically") == stem("atomic") and stem("lazily") == stem("lazy") and stem("quickly") == "quick"
+    assert stem("apply") == "apply" and stem("only") == "only"
     assert stem("status") == "status" and stem("class") == "class"
     assert set(query_terms("how are routes registered")) <= set(tokenize("def register_route(app): ..."))
     # compounds keep their exact spelling for symbol lookups

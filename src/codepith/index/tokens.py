@@ -54,6 +54,12 @@ def stem(word: str) -> str:
     elif w.endswith("ed") and len(w) > 4:
         w = w[:-2]
         w = w[:-1] if _DOUBLE.search(w) else w
+    elif w.endswith("ically") and len(w) > 8:
+        w = w[:-4]  # automatically -> automatic
+    elif w.endswith("ily") and len(w) > 5:
+        w = w[:-3] + "y"  # lazily -> lazy
+    elif w.endswith("ly") and len(w) > 5 and not w.endswith(("ply", "bly")):
+        w = w[:-2]  # quickly -> quick (not apply, assembly)
     if w.endswith("e") and len(w) > 3:
         w = w[:-1]
     return w
