@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -256,3 +257,26 @@ def test_quick_check_never_hides_a_change(tmp_path: Path, model, monkeypatch, ch
         assert want in names
     if gone:
         assert gone not in names
+
+
+@pytest.mark.parametrize("how", ["workers", "broken-workers"])
+def test_worker_processes_give_the_same_index(tmp_path: Path, model, monkeypatch, how: str) -> None:  # type: ignore[no-untyped-def]
+    from codepith.index import workers
+
+    files = {f"pkg/m{i}.py": f"def handler_{i}(request):\n    return route(request, {i})\n" for i in range(9)}
+    files["web/app.ts"] = "export function start(port: number): void {\n  listen(port);\n}\n"
+    files["docs/notes.md"] = "# Notes\n\nRouting requests.\n"
+    write(tmp_path, files)
+    monkeypatch.setenv("CODEPITH_WORKERS", "0")
+    alone = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
+    monkeypatch.setenv("CODEPITH_WORKERS", "2")
+    monkeypatch.setattr(workers, "MIN_FILES", 1)
+    if how == "broken-workers":  # workers that die at once: every file is done in-process instead
+        monkeypatch.setattr(workers.sys, "executable", "/bin/false")
+    shared = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
+    assert shared.chunks == alone.chunks
+    assert np.allclose(shared.corpus.vectors, alone.corpus.vectors)
+    q = "route the request"
+    got = [(r.chunk.location, r.score) for r in shared.search(q)]
+    assert got == [(r.chunk.location, r.score) for r in alone.search(q)]
+    assert not list(Path(tempfile.gettempdir()).glob("codepith-jobs-*")), "job files are removed"

@@ -18,14 +18,13 @@ from pathlib import Path
 import numpy as np
 
 from codepith.chunks.chunk import Chunk
-from codepith.chunks.chunker import chunk_file
 from codepith.files.read import read_text
 from codepith.files.source import SkipReport, SourceFile
 from codepith.files.walk import walk
 from codepith.index import store
 from codepith.index.lexical import Postings, TermCounts
 from codepith.index.repo import FileRecord, RepoData
-from codepith.index.tokens import token_counts, tokenize
+from codepith.index.workers import analyze_all
 from codepith.model.loader import StaticModel
 
 log = logging.getLogger("codepith")
@@ -64,30 +63,6 @@ def embed_text(chunk: Chunk) -> str:
 
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
-def path_tokens(rel_path: str) -> list[str]:
-    """Path words every chunk of a file carries into BM25: the stem twice, the last three folders once."""
-    parts = rel_path.split("/")
-    stem = parts[-1].split(".", 1)[0]
-    return tokenize(f"{stem} {stem} {' '.join(parts[-4:-1])}")
-
-
-def _index_file(sf: SourceFile, text: str) -> tuple[list[Chunk], list[TermCounts]]:
-    return index_text(sf.rel_path, text, sf.language)
-
-
-def index_text(rel_path: str, text: str, language: str) -> tuple[list[Chunk], list[TermCounts]]:
-    """Chunks of one file and each chunk's bag of BM25 tokens; depends on nothing but its arguments."""
-    chunks = chunk_file(rel_path, text, language)
-    extra = path_tokens(rel_path)
-    terms = []
-    for c in chunks:
-        counts = token_counts(c.content)
-        for tok in extra:
-            counts[tok] = counts.get(tok, 0) + 1
-        terms.append(TermCounts(tuple(counts), tuple(counts.values())))
-    return chunks, terms
 
 
 def _stamp(paths: tuple[str, ...], racy_after: int) -> list[tuple[str, int]]:
@@ -203,13 +178,14 @@ def refresh(
         del data.files[rel]
         stats.removed += 1
 
-    # Chunk changed files while a worker thread embeds the chunks gathered so far: the tokenizer
-    # and numpy release the GIL, so on two cores the two halves overlap.
+    # Chunk changed files (in worker processes when there are many) while a thread embeds the chunks
+    # gathered so far.
     pending: list[tuple[SourceFile, str, str, list[Chunk], list[TermCounts]]] = []
     batches: list[Future[np.ndarray]] = []
     waiting: list[str] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
-        for i, ((sf, text, digest), (chunks, terms)) in enumerate((t, _index_file(t[0], t[1])) for t in todo):
+        analyzed = analyze_all([(sf.rel_path, text, sf.language) for sf, text, _ in todo])
+        for i, ((sf, text, digest), (chunks, terms)) in enumerate(zip(todo, analyzed, strict=True)):
             pending.append((sf, text, digest, chunks, terms))
             waiting.extend(embed_text(c) for c in chunks)
             if len(waiting) >= EMBED_BATCH:
