@@ -165,3 +165,18 @@ def test_console_script_never_prints_a_traceback(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+
+
+def test_related_packet_shows_where_the_seed_is_used(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    body = "\n".join(f"    step_{i} = prepare({i})" for i in range(30))
+    write(
+        tmp_path,
+        {
+            "lib/hashing.py": "def digest_payload(data):\n    return sha256(data).hexdigest()\n",
+            "app/upload.py": f"def handle_upload(data):\n{body}\n    return digest_payload(data)\n",
+        },
+    )
+    code, out, _ = run(capsys, "related", "lib/hashing.py", "1", str(tmp_path), "--max-chars", "700")
+    assert code == 0
+    assert "app/upload.py" in out
+    assert "return digest_payload(data)" in out  # the line that ties the hit to the seed, not just its head

@@ -167,8 +167,16 @@ class Index:
         return engine.search(self.corpus, self.model, query, top_k, mode=mode)
 
     def find_related(self, file_path: str, line: int, top_k: int = 5, *, refresh: bool = True) -> list[SearchResult]:
+        """Chunks most like the one at ``file_path:line`` (itself excluded)."""
         if refresh:
             self.refresh()
+        return engine.related(self.corpus, self._chunk_index(file_path, line), top_k)
+
+    def chunk_at(self, file_path: str, line: int) -> Chunk:
+        """The indexed chunk that holds ``file_path:line`` (a result path, a root-relative or an absolute path)."""
+        return self.corpus.chunks[self._chunk_index(file_path, line)]
+
+    def _chunk_index(self, file_path: str, line: int) -> int:
         corpus = self.corpus
         rel = file_path.replace(os.sep, "/")
         if rel.startswith("./"):
@@ -189,7 +197,7 @@ class Index:
         if at is None:
             last = max(corpus.chunks[i].end_line for i in idxs)
             raise PathError(f"line {line} is outside the indexed chunks of {rel} (1-{last})")
-        return engine.related(corpus, at, top_k)
+        return at
 
     def status(self) -> IndexStatus:
         langs: dict[str, int] = {}

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from codepith.chunks.chunk import Chunk
 from codepith.index.tokens import query_terms, tokenize
 from codepith.search.result import SearchResult
 
@@ -388,3 +389,12 @@ def render_packet(
     if trailer:
         out.append(trailer)
     return "\n".join(out)[:max_chars]
+
+
+def related_query(seed: Chunk) -> str:
+    """Words that mark the lines of related code worth showing: the names the seed chunk defines
+    (where related code calls or mirrors them), else the identifiers of its first line."""
+    if seed.symbols:
+        return " ".join(seed.symbols)
+    first = next((ln for ln in seed.content.splitlines() if ln.strip()), "")
+    return first.strip()

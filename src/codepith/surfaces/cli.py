@@ -111,9 +111,13 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_related(args: argparse.Namespace) -> int:
+    from codepith.output.packets import related_query
+
     index = _open_index(args, args.paths)
     results = index.find_related(args.file, args.line, top_k=args.top_k, refresh=False)
-    _emit_results(args, index, f"related to {args.file}:{args.line}", results, "related")
+    seed = index.chunk_at(args.file, args.line)
+    query = related_query(seed) if args.format == "text" else f"related to {seed.file_path}:{args.line}"
+    _emit_results(args, index, query, results, "related")
     return 0
 
 

@@ -252,7 +252,7 @@ class CodepithTools:
         return text
 
     def find_related(self, args: dict[str, Any], notify: Notify | None = None) -> str:
-        from codepith.output.packets import render_packet
+        from codepith.output.packets import related_query, render_packet
 
         file_path = _get_str(args, "file_path") or ""
         if not file_path.strip():
@@ -264,7 +264,7 @@ class CodepithTools:
         with self.repos.index(roots, None, progress=self._progress(notify)) as index:
             index.refresh(progress=self._progress(notify))
             results = index.find_related(file_path, line, top_k=top_k, refresh=False)
-            label = f"related to {file_path}:{line}"
+            label = related_query(index.chunk_at(file_path, line))
             text = render_packet(label, results, max_chars=6000, read_call=self._read_call(repo, ref))
             _record("related", len(results), text, lambda: index.source_chars(results))
         return text
