@@ -137,6 +137,8 @@ def test_barrels_are_recognised_by_content() -> None:
     assert is_wiring("from .a import b\nfrom .c import (\n    d,\n    e,\n)\nimport os\n")
     assert is_wiring('export * from "./a";\nexport { b } from "./b";\n')
     assert is_wiring("pub mod de;\npub mod ser;\npub use de::Deserialize;\n")
+    assert is_wiring('package main\n\nimport (\n\t"fmt"\n\tlog "github.com/x/y"\n)\n')  # Go
+    assert is_wiring('const std = @import("std");\npub const fs = @import("fs.zig");\n')  # Zig
     assert not is_wiring("def f(x):\n    return x\n\n\nclass A:\n    pass\n")
     assert not is_wiring('require "x"\nmodule A\n  def f\n    g\n  end\nend\n')
 

@@ -26,7 +26,8 @@ _REEXPORT = frozenset({"__init__.py", "package-info.java"})
 _WIRING = re.compile(
     r"^\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\*|\{|default\s+\w+;?$|type\s+\{)|(?:pub\s+)?use\s|"
     r"(?:pub\s+)?mod\s+\w+;|#include\b|require(?:_once|_relative)?\b|(?:const|let|var)\s+[\w{}\s,]+=\s*require\(|"
-    r"package\s|namespace\s+[\w\\]+;|using\s|module\.exports\s*=\s*require)"
+    r"package\s|namespace\s+[\w\\]+;|using\s|module\.exports\s*=\s*require|"
+    r"(?:pub\s+)?(?:const|let|var)\s+\w+\s*=\s*@import\(|alias\s+[\w.]+)"
 )
 
 TEST_PENALTY = 0.3
@@ -57,7 +58,8 @@ def _path_factor(path: str, asks_tests: bool, asks_examples: bool) -> float:
     return factor
 
 
-_NEUTRAL = re.compile(r"^\s*(?:[\]\)\};,]+|[\w\s]+(?:\s+as\s+\w+)?,)\s*;?\s*$")
+# closing brackets, names listed inside an import, and Go's quoted import paths (``"fmt"``, ``log "x/y"``)
+_NEUTRAL = re.compile(r"^\s*(?:[\]\)\};,]+|[\w\s]+(?:\s+as\s+\w+)?,|(?:[\w.]+\s+)?\"[^\"]*\")\s*;?\s*$")
 
 
 def is_wiring(content: str) -> bool:
