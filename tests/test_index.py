@@ -280,3 +280,16 @@ def test_worker_processes_give_the_same_index(tmp_path: Path, model, monkeypatch
     got = [(r.chunk.location, r.score) for r in shared.search(q)]
     assert got == [(r.chunk.location, r.score) for r in alone.search(q)]
     assert not list(Path(tempfile.gettempdir()).glob("codepith-jobs-*")), "job files are removed"
+
+
+def test_background_save_writes_the_same_cache(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path / "repo", SAMPLE)
+    root = tmp_path / "repo"
+    index = codepith.Index.from_path(root, model=model, cache_dir=tmp_path / "c", background_save=True)
+    (root / "app/extra.py").write_text("def background_written():\n    return 1\n")
+    assert index.search("background_written")[0].chunk.file_path == "app/extra.py"
+    index.flush()
+    data = store.load(str(root.resolve()), "code", model.info.digest, tmp_path / "c")
+    assert data is not None and "app/extra.py" in data.files
+    reloaded = codepith.Index.from_path(root, model=model, cache_dir=tmp_path / "c")
+    assert reloaded.last_stats[0].added == 0 and reloaded.chunks == index.chunks

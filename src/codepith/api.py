@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,6 +73,7 @@ class Index:
         max_file_bytes: int | None = None,
         use_cache: bool = True,
         progress: build.Progress | None = None,
+        background_save: bool = False,
     ) -> None:
         if content not in CONTENT_TYPES:
             raise CodepithError(f"unknown content type {content!r}; choose one of {', '.join(CONTENT_TYPES)}")
@@ -87,6 +89,9 @@ class Index:
         self.max_file_bytes = max_file_bytes
         self.use_cache = use_cache
         self.last_stats: list[build.RefreshStats] = []
+        # A long-lived caller (the MCP server) answers before the cache file is written; writes stay
+        # in order on one thread, and pending ones finish before the interpreter exits.
+        self._saver = ThreadPoolExecutor(1, thread_name_prefix="codepith-save") if background_save else None
         self._data: list[RepoData] = []
         self.rebuilt: dict[str, str] = {}  # root -> why its cached index could not be used
         for root in roots:
@@ -132,10 +137,7 @@ class Index:
             if stats.dirty or self._corpus is None:
                 changed = changed or stats.dirty
                 if self.use_cache and (stats.dirty or not self._saved(data)):
-                    try:
-                        store.save(data, self.cache_dir)
-                    except OSError as exc:
-                        log.warning("could not write the index cache (%s); continuing in memory", exc.strerror or exc)
+                    self._save(data)
         if changed:
             prefixes = _prefixes(self.roots)
             self._corpus = Corpus(
@@ -143,6 +145,25 @@ class Index:
             )
         self.last_stats = stats_all
         return stats_all
+
+    def _save(self, data: RepoData) -> None:
+        snap = store.snapshot(data, self.cache_dir)
+        if self._saver is None:
+            self._write(snap)
+        else:
+            self._saver.submit(self._write, snap)
+
+    @staticmethod
+    def _write(snap: store.Snapshot) -> None:
+        try:
+            store.write(snap)
+        except OSError as exc:
+            log.warning("could not write the index cache (%s); continuing in memory", exc.strerror or exc)
+
+    def flush(self) -> None:
+        """Wait until background cache writes are on disk (nothing to wait for without background_save)."""
+        if self._saver is not None:
+            self._saver.submit(lambda: None).result()
 
     def _saved(self, data: RepoData) -> bool:
         return (store.index_dir(data.root, data.content, data.model_digest, self.cache_dir) / "index.bin").exists()

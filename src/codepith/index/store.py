@@ -99,8 +99,8 @@ def _to_payload(data: RepoData) -> dict[str, Any]:
         "model_digest": data.model_digest,
         "dims": data.dims,
         "refreshed_at": data.refreshed_at,
-        "walk_skipped": (data.walk_skipped.counts, data.walk_skipped.examples),
-        "vocab": data.vocab.terms,
+        "walk_skipped": (dict(data.walk_skipped.counts), {k: list(v) for k, v in data.walk_skipped.examples.items()}),
+        "vocab": list(data.vocab.terms),
         "files": files,
         "vectors": matrix.tobytes(),
         "n_vectors": int(matrix.shape[0]),
@@ -149,13 +149,17 @@ def _from_payload(p: dict[str, Any]) -> RepoData:
     return data
 
 
-def save(data: RepoData, cache: Path | None = None) -> Path:
-    """Write atomically; a reader sees the old index or the new one, never a mix."""
-    folder = index_dir(data.root, data.content, data.model_digest, cache)
-    payload = pickle.dumps(_to_payload(data), protocol=pickle.HIGHEST_PROTOCOL)
-    checksum = hashlib.blake2b(payload, digest_size=16).hexdigest().encode()
-    header = MAGIC + str(FORMAT_VERSION).encode() + b"\n" + checksum + b"\n"
-    _atomic_write(folder / "index.bin", header + payload)
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything a save writes, taken at one moment, so it can be written later (or on another
+    thread) while the live index keeps changing."""
+
+    folder: Path
+    payload: dict[str, Any]
+    source: dict[str, Any]
+
+
+def snapshot(data: RepoData, cache: Path | None = None) -> Snapshot:
     source = {
         "root": data.root,
         "content": data.content,
@@ -166,8 +170,21 @@ def save(data: RepoData, cache: Path | None = None) -> Path:
         "updated": time.time(),
         "format": FORMAT_VERSION,
     }
-    _atomic_write(folder / "source.json", json.dumps(source, indent=1).encode("utf-8", "surrogateescape"))
-    return folder
+    return Snapshot(index_dir(data.root, data.content, data.model_digest, cache), _to_payload(data), source)
+
+
+def write(snap: Snapshot) -> Path:
+    """Write atomically; a reader sees the old index or the new one, never a mix."""
+    payload = pickle.dumps(snap.payload, protocol=pickle.HIGHEST_PROTOCOL)
+    checksum = hashlib.blake2b(payload, digest_size=16).hexdigest().encode()
+    header = MAGIC + str(FORMAT_VERSION).encode() + b"\n" + checksum + b"\n"
+    _atomic_write(snap.folder / "index.bin", header + payload)
+    _atomic_write(snap.folder / "source.json", json.dumps(snap.source, indent=1).encode("utf-8", "surrogateescape"))
+    return snap.folder
+
+
+def save(data: RepoData, cache: Path | None = None) -> Path:
+    return write(snapshot(data, cache))
 
 
 def load(root: str, content: str, model_digest: str, cache: Path | None = None) -> RepoData | None:

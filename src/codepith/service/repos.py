@@ -415,6 +415,11 @@ class Repos:
                 from codepith.api import Index
 
                 slot.index = Index.from_paths(
-                    list(roots), content=kind, model=self.model(), progress=progress, cache_dir=self.cache
+                    list(roots),
+                    content=kind,
+                    model=self.model(),
+                    progress=progress,
+                    cache_dir=self.cache,
+                    background_save=True,
                 )
             yield slot.index
