@@ -180,3 +180,18 @@ def test_related_packet_shows_where_the_seed_is_used(tmp_path: Path, capsys) -> 
     assert code == 0
     assert "app/upload.py" in out
     assert "return digest_payload(data)" in out  # the line that ties the hit to the seed, not just its head
+
+
+def test_undecodable_file_names_are_printed_as_their_bytes(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / os.fsdecode(b"caf\xe9_rates.py")).write_text("def exchange_rate_lookup(code):\n    return RATES[code]\n")
+    for fmt in ("text", "json"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "codepith.surfaces.cli", "search", "exchange_rate_lookup", str(root), "--format"]
+            + [fmt],
+            capture_output=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert (b"caf\xe9_rates.py" if fmt == "text" else b"caf\\udce9_rates.py") in proc.stdout

@@ -428,3 +428,19 @@ def test_bad_server_path_fails_fast_with_one_line(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert proc.stdout == ""
     assert "no such folder" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_undecodable_file_names_survive_the_wire(repo: Path) -> None:
+    name = os.fsdecode(b"caf\xe9_rates.py")  # not valid UTF-8: kept as the same bytes on disk
+    (repo / "shop" / name).write_text("def exchange_rate_lookup(code):\n    return RATES[code]\n")
+
+    async def scenario() -> None:
+        async with session(repo) as s:
+            found = await ok(s, "search", {"query": "exchange_rate_lookup"})
+            assert "shop/caf\\xe9_rates.py" in found
+            snippet = await ok(s, "read_snippet", {"path": "shop/caf\\xe9_rates.py", "start_line": 1, "end_line": 2})
+            assert "exchange_rate_lookup" in snippet
+            related = await ok(s, "find_related", {"file_path": "shop/caf\\xe9_rates.py", "line": 1})
+            assert "FILE " in related
+
+    run(scenario)

@@ -131,6 +131,9 @@ class StaticModel:
     def _id_lists(self, texts: list[str]) -> list[Sequence[int]]:
         """Token ids per text, without special tokens; normalisation runs outside the tokenizer when
         that is exact, and ASCII text is split into words here so each distinct word is tokenised once."""
+        # Lone surrogates (undecodable bytes kept from file names or argv) cannot cross into the
+        # tokenizer; they become U+FFFD like any other undecodable byte.
+        texts = [t if t.isascii() else t.encode("utf-8", "replace").decode("utf-8") for t in texts]
         fp = self._ascii_fast
         if fp is None:
             return [e.ids for e in _batch_encode(self._tokenizer, texts)]

@@ -321,6 +321,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="codepith: warning: %(message)s", stream=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        # paths are kept exactly, undecodable bytes included: write them back as the same bytes
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="surrogateescape")
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):

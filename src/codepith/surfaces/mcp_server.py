@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import select
 import sys
 import threading
@@ -254,7 +255,7 @@ class CodepithTools:
     def find_related(self, args: dict[str, Any], notify: Notify | None = None) -> str:
         from codepith.output.packets import related_query, render_packet
 
-        file_path = _get_str(args, "file_path") or ""
+        file_path = from_wire_path(_get_str(args, "file_path") or "")
         if not file_path.strip():
             raise CodepithError("empty file_path")
         line = _get_int(args, "line", None, 1)
@@ -272,7 +273,7 @@ class CodepithTools:
     def read_snippet(self, args: dict[str, Any], notify: Notify | None = None) -> str:
         from codepith.output.read import format_read, mcp_read_call, read_lines
 
-        path = _get_str(args, "path") or ""
+        path = from_wire_path(_get_str(args, "path") or "")
         start = _get_int(args, "start_line", None, 1)
         end = _get_int(args, "end_line", None, 1)
         repo, ref = _get_repo(args), _get_str(args, "ref")
@@ -340,10 +341,23 @@ def _record(call: str, results: int, text: str, source: Callable[[], int]) -> No
 Handler = Callable[[dict[str, Any], Notify | None], str]
 
 
+def wire_text(text: str) -> str:
+    """JSON cannot carry the lone surrogates that stand for undecodable bytes in file names; show
+    them as ``\\xNN`` (read_snippet maps that spelling back), everything else unchanged."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def from_wire_path(path: str) -> str:
+    """The inverse of wire_text for a path argument: ``caf\\xe9.py`` -> the name with the byte 0xE9."""
+    return re.sub(r"\\x([89a-f][0-9a-f])", lambda m: chr(0xDC00 + int(m.group(1), 16)), path)
+
+
 def _error(message: str) -> types.CallToolResult:
     import mcp_types as types
 
-    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+    return types.CallToolResult(content=[types.TextContent(text=wire_text(message))], is_error=True)
 
 
 def build_server(tools: CodepithTools) -> Server[Any]:
@@ -389,7 +403,7 @@ def build_server(tools: CodepithTools) -> Server[Any]:
         except Exception as exc:  # noqa: BLE001 - one bad call must not take the server down
             log.exception("tool %s failed", name)
             return _error(f"internal error in {name}: {type(exc).__name__}: {exc}")
-        return types.CallToolResult(content=[types.TextContent(text=text)])
+        return types.CallToolResult(content=[types.TextContent(text=wire_text(text))])
 
     return Server(
         "codepith",
