@@ -2,7 +2,8 @@
 
     python benchmarks/sweep.py --corpora /work/corpora --model DIR NAME=V1,V2 [NAME=...]
 
-NAME is a constant of ``codepith.search.engine`` (e.g. ALPHA_WORDS=0.4,0.5,0.6). Prints overall and
+NAME is a constant of ``codepith.search.engine`` (e.g. ALPHA_WORDS=0.4,0.5,0.6) or, prefixed with
+``lexical.``, of ``codepith.index.lexical`` (e.g. lexical.B=0.5,0.75). Prints overall and
 per-category NDCG@10 for each combination. Use it to check a signal's weight, not to chase queries.
 """
 
@@ -31,6 +32,7 @@ def main() -> int:
     os.environ["CODEPITH_CACHE_DIR"] = tempfile.mkdtemp(prefix="codepith-sweep-")
     import codepith
     from codepith.model.loader import load_model
+    from codepith.index import lexical
     from codepith.search import engine
 
     model = load_model(args.model)
@@ -38,8 +40,17 @@ def main() -> int:
     indexes = {c.name: codepith.Index.from_path(c.root, model=model) for c in corpora}
     grid = [(name, [float(v) for v in values.split(",")]) for name, values in (p.split("=", 1) for p in args.params)]
     for combo in itertools.product(*[vals for _, vals in grid]) if grid else [()]:
+        rebuild = False
         for (name, _), value in zip(grid, combo, strict=True):
-            setattr(engine, name, int(value) if "CANDIDATES" in name else value)
+            if name.startswith("lexical."):  # BM25 constants: the corpus arrays must be rebuilt
+                setattr(lexical, name.split(".", 1)[1], value)
+                rebuild = True
+            else:
+                setattr(engine, name, int(value) if "CANDIDATES" in name else value)
+        if rebuild:
+            for index in indexes.values():
+                index._corpus = None
+                index.refresh()
         per_repo: dict[str, list[float]] = {}
         per_cat: dict[str, dict[str, list[float]]] = {}
         for c in corpora:
