@@ -31,8 +31,8 @@ def main() -> int:
     args = ap.parse_args()
     os.environ["CODEPITH_CACHE_DIR"] = tempfile.mkdtemp(prefix="codepith-sweep-")
     import codepith
-    from codepith.model.loader import load_model
     from codepith.index import lexical
+    from codepith.model.loader import load_model
     from codepith.search import engine
 
     model = load_model(args.model)
