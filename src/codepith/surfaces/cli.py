@@ -29,12 +29,15 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _progress_printer(label: str) -> Callable[[int, int], None] | None:
+def _progress_printer(label: str, min_files: int = 1) -> Callable[[int, int], None] | None:
+    """A progress bar on stderr when it is a terminal, for batches of at least ``min_files`` files."""
     if not sys.stderr.isatty():
         return None
     last = [0.0]
 
     def show(done: int, total: int) -> None:
+        if total < min_files:
+            return
         now = time.monotonic()
         if done != total and now - last[0] < 0.1:
             return
@@ -49,7 +52,7 @@ def _progress_printer(label: str) -> Callable[[int, int], None] | None:
     return show
 
 
-def _open_index(args: argparse.Namespace, paths: Sequence[str], progress: bool = False) -> Index:
+def _open_index(args: argparse.Namespace, paths: Sequence[str], progress_from: int = 1) -> Index:
     from codepith.api import Index
     from codepith.service.repos import resolve_repo
 
@@ -61,7 +64,7 @@ def _open_index(args: argparse.Namespace, paths: Sequence[str], progress: bool =
         list(roots),
         content=args.content,
         model=args.model,
-        progress=_progress_printer("indexing") if progress else None,
+        progress=_progress_printer("indexing", progress_from),
     )
 
 
@@ -104,7 +107,7 @@ def _emit_results(
 def cmd_search(args: argparse.Namespace) -> int:
     if not args.query.strip():
         raise CodepithError("empty query")
-    index = _open_index(args, args.paths)
+    index = _open_index(args, args.paths, progress_from=100)  # a bar only when it is a long wait
     results = index.search(args.query, top_k=args.top_k, refresh=False)
     _emit_results(args, index, args.query, results, "search")
     return 0
@@ -113,7 +116,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_related(args: argparse.Namespace) -> int:
     from codepith.output.packets import related_query
 
-    index = _open_index(args, args.paths)
+    index = _open_index(args, args.paths, progress_from=100)  # a bar only when it is a long wait
     results = index.find_related(args.file, args.line, top_k=args.top_k, refresh=False)
     seed = index.chunk_at(args.file, args.line)
     query = related_query(seed) if args.format == "text" else f"related to {seed.file_path}:{args.line}"
@@ -135,7 +138,7 @@ def cmd_read(args: argparse.Namespace) -> int:
 
 def cmd_index(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
-    index = _open_index(args, args.paths, progress=True)
+    index = _open_index(args, args.paths)
     for root, stats in zip(index.roots, index.last_stats, strict=True):
         reason = index.rebuilt.get(str(root))
         if reason:
