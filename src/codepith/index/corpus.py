@@ -40,7 +40,6 @@ class Corpus:
         file_of_chunk: list[int] = []
         self.files: list[str] = []
         self.file_chars: list[int] = []
-        self.part_of_file: list[int] = []
         for p_i, part in enumerate(parts):
             for rel in sorted(part.data.files):
                 rec = part.data.files[rel]
@@ -49,7 +48,6 @@ class Corpus:
                 f_i = len(self.files)
                 self.files.append(part.prefix + rel)
                 self.file_chars.append(rec.chars)
-                self.part_of_file.append(p_i)
                 for c in rec.chunks:
                     chunks.append(replace(c, file_path=part.prefix + rel) if part.prefix else c)
                     file_of_chunk.append(f_i)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,15 +17,6 @@ class TermCounts:
 
     terms: tuple[str, ...]
     counts: tuple[int, ...]
-
-    @staticmethod
-    def from_tokens(tokens: Iterable[str]) -> TermCounts:
-        c = Counter(tokens)
-        return TermCounts(tuple(c.keys()), tuple(c.values()))
-
-    @property
-    def length(self) -> int:
-        return sum(self.counts)
 
 
 @dataclass(frozen=True)
@@ -87,12 +77,6 @@ class BM25:
         lengths = np.bincount(doc_ids, weights=tfs, minlength=self.n_docs).astype(np.float32)
         avg = float(lengths.mean()) if self.n_docs else 1.0
         self._norm = (K1 * (1.0 - B + B * lengths / max(avg, 1e-9))).astype(np.float32)
-
-    @classmethod
-    def from_bags(cls, docs: Sequence[TermCounts]) -> BM25:
-        vocab = Vocabulary()
-        p = vocab.encode(docs)
-        return cls(p.ids, p.tfs, p.per_chunk, vocab)
 
     def doc_freq(self, term: str) -> int:
         tid = self.vocab.get(term)
