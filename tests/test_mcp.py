@@ -183,7 +183,7 @@ def test_fast_front_answers_exactly_like_the_sdk(repo: Path) -> None:
     """The stdlib front that answers the handshake while the SDK loads says what the SDK would say."""
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-    from codepith.surfaces.mcp_server import FRONT_VERSIONS
+    from codepith.surfaces.mcp.front import FRONT_VERSIONS
 
     assert set(FRONT_VERSIONS) <= set(HANDSHAKE_PROTOCOL_VERSIONS)
     replies = []

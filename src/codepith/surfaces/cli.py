@@ -222,7 +222,7 @@ def cmd_savings(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from codepith.surfaces.mcp_server import serve
+    from codepith.surfaces.mcp.server import serve
 
     serve(args.path, content=args.content, model=args.model)
     return 0

@@ -1,0 +1,172 @@
+"""The tools an agent calls, as typed synchronous operations over warm indexes; each returns reply text.
+
+Transport-free: the MCP surface checks the wire arguments and calls these in a worker thread (indexing
+is CPU work and must not stall the protocol loop); progress goes through the ``notify`` callback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from codepith.errors import CodepithError
+from codepith.service.repos import Repos
+
+log = logging.getLogger("codepith")
+
+PROGRESS_EVERY = 0.25  # seconds between progress notifications while indexing
+
+Notify = Callable[[float, float | None, str], None]  # (progress, total, message)
+RepoArg = str | list[str] | None
+
+
+def _record(call: str, results: int, text: str, source: Callable[[], int]) -> None:
+    """Savings are best effort: nothing here may fail a tool call."""
+    try:
+        from codepith.output import savings
+
+        savings.record(call, results, len(text), source())
+    except Exception as exc:  # noqa: BLE001 - stats never break a call
+        log.debug("savings not recorded: %s", exc)
+
+
+class ToolService:
+    """search, find_related, read_snippet and index_status over a ``Repos`` LRU."""
+
+    def __init__(
+        self, base: Path, default: str | None = None, content: str = "code", model: str | None = None
+    ) -> None:
+        self.repos = Repos(base, default=default, content=content, model=model)
+        self.default_content = content
+
+    def _progress(self, notify: Notify | None) -> Callable[[int, int], None] | None:
+        if notify is None:
+            return None
+        last = [0.0]
+
+        def report(done: int, total: int) -> None:
+            now = time.monotonic()
+            if done < total and now - last[0] < PROGRESS_EVERY:
+                return
+            last[0] = now
+            notify(float(done), float(total), f"indexing {done}/{total} files")
+
+        return report
+
+    def _status(self, notify: Notify | None) -> Callable[[str], None] | None:
+        if notify is None:
+            return None
+        return lambda message: notify(0.0, None, message)
+
+    def _read_call(self, repo: RepoArg, ref: str | None) -> Callable[[str, int, int], str]:
+        """The read_snippet call a reply shows, naming the repo the request named."""
+        from codepith.output.read import mcp_read_call
+
+        if repo is None:
+            return mcp_read_call
+        extra = f", repo={json.dumps(repo)}" + (f", ref={json.dumps(ref)}" if ref else "")
+
+        def call(path: str, start: int, end: int) -> str:
+            return mcp_read_call(path, start, end)[:-1] + extra + ")"
+
+        return call
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int,
+        max_chars: int,
+        content: str | None = None,
+        repo: RepoArg = None,
+        ref: str | None = None,
+        notify: Notify | None = None,
+    ) -> str:
+        from codepith.output.packets import render_packet
+
+        if not query.strip():
+            raise CodepithError("empty query: say what code to find")
+        roots = self.repos.resolve(repo, ref, status=self._status(notify))
+        with self.repos.index(roots, content or self.default_content, progress=self._progress(notify)) as index:
+            index.refresh(progress=self._progress(notify))
+            results = index.search(query, top_k=top_k, refresh=False)
+            text = render_packet(query, results, max_chars=max_chars, read_call=self._read_call(repo, ref))
+            _record("search", len(results), text, lambda: index.source_chars(results))
+        return text
+
+    def find_related(
+        self,
+        file_path: str,
+        line: int,
+        *,
+        top_k: int,
+        repo: RepoArg = None,
+        ref: str | None = None,
+        notify: Notify | None = None,
+    ) -> str:
+        from codepith.output.packets import related_query, render_packet
+
+        if not file_path.strip():
+            raise CodepithError("empty file_path")
+        roots = self.repos.resolve(repo, ref, clone=False)
+        with self.repos.index(roots, None, progress=self._progress(notify)) as index:
+            index.refresh(progress=self._progress(notify))
+            results = index.find_related(file_path, line, top_k=top_k, refresh=False)
+            label = related_query(index.chunk_at(file_path, line))
+            text = render_packet(label, results, max_chars=6000, read_call=self._read_call(repo, ref))
+            _record("related", len(results), text, lambda: index.source_chars(results))
+        return text
+
+    def read_snippet(
+        self,
+        path: str,
+        start: int,
+        end: int,
+        *,
+        max_lines: int,
+        repo: RepoArg = None,
+        ref: str | None = None,
+        notify: Notify | None = None,
+    ) -> str:
+        from codepith.output.read import format_read, read_lines
+
+        roots = self.repos.resolve(repo, ref, clone=False)
+        prefix = ""
+        root = roots[0]
+        rel = path
+        if len(roots) > 1:  # result paths carry the repository's folder name: map it back
+            with self.repos.index(roots, None, progress=self._progress(notify)) as index:
+                root, rel = index.locate(path)
+            prefix = path[: len(path) - len(rel)] if path.endswith(rel) else ""
+        result = read_lines(root, rel, start, end, max_lines=max_lines)
+        base_call = self._read_call(repo, ref)
+        text = format_read(result, read_call=lambda p, s, e: base_call(prefix + p, s, e))
+        if prefix:
+            text = text.replace(f"FILE {result.rel_path}", f"FILE {prefix}{result.rel_path}", 1)
+
+        def source() -> int:
+            from codepith.output.savings import source_chars
+
+            return source_chars(root, [result.rel_path])
+
+        _record("read", 1, text, source)
+        return text
+
+    def index_status(
+        self,
+        *,
+        content: str | None = None,
+        repo: RepoArg = None,
+        ref: str | None = None,
+        notify: Notify | None = None,
+    ) -> str:
+        from codepith.output.status import format_status
+
+        roots = self.repos.resolve(repo, ref, status=self._status(notify))
+        with self.repos.index(roots, content or self.default_content, progress=self._progress(notify)) as index:
+            index.refresh(progress=self._progress(notify))
+            st = index.status()
+        return format_status(st)

@@ -1,0 +1,57 @@
+"""Argument checks for tool calls: one clear line per mistake, raised as CodepithError."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codepith.errors import CodepithError
+from codepith.surfaces.mcp.schemas import SCHEMAS
+
+
+def check_args(name: str, args: dict[str, Any]) -> None:
+    schema = SCHEMAS[name]
+    props: dict[str, Any] = schema["properties"]
+    unknown = sorted(set(args) - set(props))
+    if unknown:
+        raise CodepithError(f"{name}: unknown argument {unknown[0]!r}; expected {', '.join(props)}")
+    for key in schema["required"]:
+        if args.get(key) is None:
+            raise CodepithError(f"{name}: missing required argument {key!r}")
+
+
+def get_int(args: dict[str, Any], key: str, default: int | None, low: int, high: int | None = None) -> int:
+    value = args.get(key, default)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CodepithError(f"{key} must be a whole number, got {value!r}")
+    if value < low:
+        raise CodepithError(f"{key} must be at least {low}, got {value}")
+    if high is not None and value > high:
+        raise CodepithError(f"{key} must be at most {high}, got {value}")
+    return value
+
+
+def get_str(args: dict[str, Any], key: str, default: str | None = None) -> str | None:
+    value = args.get(key, default)
+    if value is not None and not isinstance(value, str):
+        raise CodepithError(f"{key} must be a string, got {type(value).__name__}")
+    return value
+
+
+def get_repo(args: dict[str, Any]) -> str | list[str] | None:
+    value = args.get("repo")
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise CodepithError("repo must be a folder path, a list of folder paths, or an https:// git URL")
+
+
+def get_content(args: dict[str, Any], default: str) -> str:
+    value = get_str(args, "content", default) or default
+    if value not in ("code", "docs", "config", "all"):
+        raise CodepithError(f"unknown content {value!r}; choose code, docs, config or all")
+    return value

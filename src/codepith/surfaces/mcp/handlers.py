@@ -1,0 +1,64 @@
+"""Wire arguments -> typed service calls: one small function per tool, all checks in args.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from codepith.service.tools import Notify, ToolService
+from codepith.surfaces.mcp.args import get_content, get_int, get_repo, get_str
+from codepith.surfaces.mcp.schemas import MAX_MAX_CHARS, MAX_READ_LINES, MAX_TOP_K
+from codepith.surfaces.mcp.wire import from_wire_path
+
+Handler = Callable[[dict[str, Any], Notify | None], str]
+
+
+def handlers(service: ToolService) -> dict[str, Handler]:
+    """The tool name -> handler table the SDK wiring dispatches on."""
+
+    def search(args: dict[str, Any], notify: Notify | None) -> str:
+        return service.search(
+            get_str(args, "query") or "",
+            top_k=get_int(args, "top_k", 5, 1, MAX_TOP_K),
+            max_chars=get_int(args, "max_chars", 6000, 200, MAX_MAX_CHARS),
+            content=get_content(args, service.default_content),
+            repo=get_repo(args),
+            ref=get_str(args, "ref"),
+            notify=notify,
+        )
+
+    def find_related(args: dict[str, Any], notify: Notify | None) -> str:
+        return service.find_related(
+            from_wire_path(get_str(args, "file_path") or ""),
+            get_int(args, "line", None, 1),
+            top_k=get_int(args, "top_k", 5, 1, MAX_TOP_K),
+            repo=get_repo(args),
+            ref=get_str(args, "ref"),
+            notify=notify,
+        )
+
+    def read_snippet(args: dict[str, Any], notify: Notify | None) -> str:
+        return service.read_snippet(
+            from_wire_path(get_str(args, "path") or ""),
+            get_int(args, "start_line", None, 1),
+            get_int(args, "end_line", None, 1),
+            max_lines=MAX_READ_LINES,
+            repo=get_repo(args),
+            ref=get_str(args, "ref"),
+            notify=notify,
+        )
+
+    def index_status(args: dict[str, Any], notify: Notify | None) -> str:
+        return service.index_status(
+            content=get_content(args, service.default_content),
+            repo=get_repo(args),
+            ref=get_str(args, "ref"),
+            notify=notify,
+        )
+
+    return {
+        "search": search,
+        "find_related": find_related,
+        "read_snippet": read_snippet,
+        "index_status": index_status,
+    }
