@@ -247,6 +247,25 @@ _positive = _whole(1)
 _non_negative = _whole(0)
 
 
+def cmd_test(args: argparse.Namespace) -> int:
+    from codepith.runner.tool import run_cli
+
+    words = [w for w in (args.runner, args.path) if w is not None]
+    text, run = run_cli(words, args.select, args.timeout, args.max_chars)
+    print(text)
+    return run.exit.shell_code
+
+
+def _add_test_command(sub: argparse._SubParsersAction[_Parser]) -> None:
+    t = sub.add_parser("test", help="run the tests (allowlisted runner) and print only what explains failures")
+    t.add_argument("runner", nargs="?", metavar="RUNNER", help="pytest, npm, pnpm, yarn, go, cargo (default: detect)")
+    t.add_argument("path", nargs="?", metavar="PATH", help="repository folder (default: .)")
+    t.add_argument("--select", default=None, help="node id / -k expression, go -run pattern, cargo filter, test file")
+    t.add_argument("--timeout", type=_positive, default=300, help="seconds before the whole run is killed (300)")
+    t.add_argument("--max-chars", type=_whole(200), default=6000, help="budget for the reply (default 6000)")
+    t.set_defaults(func=cmd_test)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from codepith.files.types import CONTENT_TYPES
 
@@ -314,6 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sv = sub.add_parser("savings", help="estimated tokens saved: today, last 7 days, all time")
     sv.set_defaults(func=cmd_savings)
+
+    _add_test_command(sub)
 
     m = sub.add_parser("mcp", help="serve codepith over MCP (stdio)")
     m.add_argument("path", nargs="?", default=None)

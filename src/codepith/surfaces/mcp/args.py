@@ -14,7 +14,7 @@ def check_args(name: str, args: dict[str, Any]) -> None:
     unknown = sorted(set(args) - set(props))
     if unknown:
         raise CodepithError(f"{name}: unknown argument {unknown[0]!r}; expected {', '.join(props)}")
-    for key in schema["required"]:
+    for key in schema.get("required", ()):
         if args.get(key) is None:
             raise CodepithError(f"{name}: missing required argument {key!r}")
 

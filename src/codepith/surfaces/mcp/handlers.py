@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from codepith.runner.tool import run_tests_reply
 from codepith.service.tools import Notify, ToolService
 from codepith.surfaces.mcp.args import get_content, get_int, get_repo, get_str
-from codepith.surfaces.mcp.schemas import MAX_MAX_CHARS, MAX_READ_LINES, MAX_TOP_K
+from codepith.surfaces.mcp.schemas import MAX_MAX_CHARS, MAX_READ_LINES, MAX_TIMEOUT_S, MAX_TOP_K
 from codepith.surfaces.mcp.wire import from_wire_path
 
 Handler = Callable[[dict[str, Any], Notify | None], str]
@@ -56,9 +57,21 @@ def handlers(service: ToolService) -> dict[str, Handler]:
             notify=notify,
         )
 
+    def run_tests(args: dict[str, Any], notify: Notify | None) -> str:
+        return run_tests_reply(
+            service.repos,
+            runner=get_str(args, "runner"),
+            select=get_str(args, "select"),
+            timeout_s=get_int(args, "timeout_s", 300, 1, MAX_TIMEOUT_S),
+            max_chars=get_int(args, "max_chars", 6000, 200, MAX_MAX_CHARS),
+            repo=get_repo(args),
+            status=(lambda message: notify(0.0, None, message)) if notify else None,
+        )
+
     return {
         "search": search,
         "find_related": find_related,
         "read_snippet": read_snippet,
         "index_status": index_status,
+        "run_tests": run_tests,
     }

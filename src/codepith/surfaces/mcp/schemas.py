@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from codepith.runner.runners import RUNNERS
+
 MAX_READ_LINES = 300
 MAX_TOP_K = 50
 MAX_MAX_CHARS = 100_000
+MAX_TIMEOUT_S = 3600
 
 INSTRUCTIONS = (
     "Hybrid (BM25 + embedding) code search over local repositories. Call search first; "
@@ -19,7 +22,7 @@ REPO = {
     "description": "Folder, folder list (one corpus) or https git URL (optional @ref). Default: server's.",
 }
 REF = {"type": "string", "description": "Branch, tag or commit for a git URL."}
-REPO_SHORT = {"anyOf": REPO["anyOf"], "description": "As in search."}
+REPO_SHORT = {"description": "As in search."}  # the type is stated once, in search; args.py checks it
 REF_SHORT = {"type": "string"}
 
 
@@ -44,10 +47,11 @@ def tool(
         "inputSchema": {
             "type": "object",
             "properties": props,
-            "required": required,
-            "additionalProperties": False,
-        },
-        "annotations": {"readOnlyHint": read_only, "openWorldHint": open_world},
+            **({"required": required} if required else {}),
+        },  # no additionalProperties: args.py refuses unknown arguments in one line, for fewer listed bytes
+        "annotations": {"readOnlyHint": read_only, "openWorldHint": open_world}
+        if read_only
+        else {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": open_world},
     }
 
 
@@ -92,6 +96,20 @@ TOOLS: list[dict[str, Any]] = [
         },
         ["path", "start_line", "end_line"],
         False,
+    ),
+    tool(  # runs the repository's own code: not read-only, may write or delete (destructive), may fetch
+        "run_tests",
+        "Run the repo's tests (runner detected if omitted): counts, each failure's message and file:line.",
+        {
+            "runner": {"type": "string", "enum": list(RUNNERS)},
+            "select": {"type": "string", "description": "Node id/-k expr, go -run, cargo filter, npm test file."},
+            "timeout_s": {"type": "integer", "minimum": 1, "default": 300},
+            "max_chars": {"type": "integer", "minimum": 200, "default": 6000},
+            "repo": {"type": "string"},
+        },
+        [],
+        True,
+        read_only=False,
     ),
     tool(
         "index_status",

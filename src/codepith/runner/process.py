@@ -1,0 +1,157 @@
+"""Run one argument vector (never a shell) in its own process group, with a timeout and bounded capture.
+
+A test run may spawn servers, browsers or workers; a timeout, or the run ending, kills the whole group
+so nothing it started outlives it. Groups still running when the interpreter exits are killed too
+(an MCP server closed by its client must not leave a test suite behind).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from codepith.runner.results import Exit, Output
+
+HEAD_BYTES = 32 * 1024  # the start of the output: the command's banner, collection errors
+TAIL_BYTES = 256 * 1024  # the end: summaries and failure blocks
+KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL at a timeout
+READER_JOIN = 2.0  # seconds to wait for the pipe to close once the group is gone
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+_live: set[int] = set()
+_live_lock = threading.Lock()
+
+
+def kill_all() -> None:
+    """Kill every process group still running (the interpreter is exiting)."""
+    with _live_lock:
+        groups = list(_live)
+    for pgid in groups:
+        _kill_group(pgid, signal.SIGKILL)
+
+
+atexit.register(kill_all)
+
+
+def _kill_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class _Capture:
+    """Keeps the first HEAD_BYTES and the last TAIL_BYTES of a stream; counts the bytes in between."""
+
+    def __init__(self, head: int = HEAD_BYTES, tail: int = TAIL_BYTES) -> None:
+        self.head_max, self.tail_max = head, tail
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+        self.lock = threading.Lock()
+
+    def add(self, data: bytes) -> None:
+        with self.lock:
+            self._add(data)
+
+    def _add(self, data: bytes) -> None:
+        room = self.head_max - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self.tail += data
+        over = len(self.tail) - self.tail_max
+        if over > 0:
+            del self.tail[:over]
+            self.dropped += over
+
+    def output(self) -> Output:
+        def text(raw: bytes) -> str:
+            return _ANSI.sub("", raw.decode("utf-8", errors="replace")).replace("\r\n", "\n")
+
+        with self.lock:
+            return Output(text(bytes(self.head)), text(bytes(self.tail)), self.dropped)
+
+
+def _read_all(fd: int, capture: _Capture) -> None:
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            return
+        if not chunk:
+            return
+        capture.add(chunk)
+
+
+def run_process(
+    argv: Sequence[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None
+) -> tuple[Exit, Output]:
+    """Run ``argv`` in ``cwd`` in a new session (so a new process group); stdout and stderr merged.
+
+    At ``timeout`` seconds the group gets SIGTERM, then SIGKILL after a short grace. When the leader
+    exits, whatever it left running in its group is killed too.
+    """
+    read_fd, write_fd = os.pipe()
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    pgid = proc.pid  # the session leader's pid is its group id
+    with _live_lock:
+        _live.add(pgid)
+    capture = _Capture()
+    reader = threading.Thread(target=_read_all, args=(read_fd, capture), name="codepith-test-output", daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(pgid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=KILL_GRACE)
+            except subprocess.TimeoutExpired:
+                pass
+    finally:
+        _kill_group(pgid, signal.SIGKILL)  # grandchildren and leftovers, on every path
+        proc.wait()
+        with _live_lock:
+            _live.discard(pgid)
+    seconds = time.monotonic() - start
+    reader.join(READER_JOIN)
+    if not reader.is_alive():
+        os.close(read_fd)
+    # else a process that left the group (setsid) still holds the pipe: its reader thread (a daemon)
+    # keeps the descriptor until that process ends; closing it under a blocked read could hand the
+    # number to another file
+    code = proc.returncode
+    if timed_out:
+        return Exit(None, None, True, seconds), capture.output()
+    if code < 0:
+        return Exit(None, -code, False, seconds), capture.output()
+    return Exit(code, None, False, seconds), capture.output()

@@ -1,0 +1,62 @@
+"""One test run end to end: choose the runner, run its fixed command, read its structured report."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import tempfile
+from pathlib import Path
+
+from codepith.errors import CodepithError
+from codepith.runner.gojson import parse_go_json
+from codepith.runner.junit import parse_junit
+from codepith.runner.libtest import parse_libtest
+from codepith.runner.process import run_process
+from codepith.runner.results import Counts, Failure, TestRun
+from codepith.runner.runners import check_runner, detect, plan
+
+DEFAULT_TIMEOUT = 300.0
+MAX_TIMEOUT = 3600.0
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"NO_COLOR": "1", "CARGO_TERM_COLOR": "never", "PY_COLORS": "0"})
+    env.pop("FORCE_COLOR", None)
+    return env
+
+
+def run_tests(
+    root: Path, runner: str | None = None, select: str | None = None, timeout: float = DEFAULT_TIMEOUT
+) -> TestRun:
+    """Run the repository's tests with an allowlisted runner (detected when ``runner`` is None)."""
+    if not root.is_dir():
+        raise CodepithError(f"not a folder: {root}")
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise CodepithError(f"timeout must be between 1 and {MAX_TIMEOUT:.0f} seconds, got {timeout:g}")
+    root = root.resolve()
+    name = check_runner(runner) if runner else detect(root)
+    with tempfile.TemporaryDirectory(prefix="codepith-test-") as tmp:
+        chosen = plan(name, root, select, Path(tmp))
+        try:
+            exit_, output = run_process(chosen.argv, root, timeout, _env())
+        except OSError as exc:
+            raise CodepithError(f"could not start {chosen.argv[0]}: {exc.strerror or exc}") from exc
+        command = shlex.join(chosen.argv).replace(tmp, "$TMP")
+        counts: Counts | None = None
+        failures: tuple[Failure, ...] = ()
+        source = "text"
+        if not exit_.timed_out:
+            if chosen.parser == "junit" and chosen.report is not None and chosen.report.is_file():
+                try:
+                    counts, failures = parse_junit(chosen.report, root, name)
+                    source = "junit"
+                except CodepithError:
+                    pass
+            elif chosen.parser == "go-json":
+                counts, failures = parse_go_json(output.text, root)
+                source = "go-json"
+            elif chosen.parser == "libtest":
+                counts, failures = parse_libtest(output.text, root)
+                source = "libtest"
+    return TestRun(name, command, exit_, output, counts, failures, source)
