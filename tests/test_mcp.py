@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-TOOL_NAMES = {"search", "find_related", "read_snippet", "index_status"}
+TOOL_NAMES = {"search", "find_related", "read_snippet", "index_status", "run_tests"}
 
 APP = '''"""A tiny shop."""
 
@@ -172,8 +172,8 @@ def test_tools_list_is_small_annotated_and_plain(repo: Path) -> None:
     tools = {t["name"]: t for t in listed["result"]["tools"]}
     assert set(tools) == TOOL_NAMES
     for name, tool in tools.items():
-        assert tool["annotations"]["readOnlyHint"] is True
-        assert tool["annotations"]["openWorldHint"] is (name in ("search", "index_status"))  # these may clone
+        assert tool["annotations"]["readOnlyHint"] is (name != "run_tests")  # runs the repository's code
+        assert tool["annotations"]["openWorldHint"] is (name in ("search", "index_status", "run_tests"))
         assert "outputSchema" not in tool
         assert len(tool["description"]) < 200
     assert tools["search"]["inputSchema"]["required"] == ["query"]
@@ -297,7 +297,7 @@ def test_bad_input_comes_back_as_one_line_tool_errors(repo: Path, tmp_path: Path
             assert "line 900" in await err(s, "find_related", {"file_path": "shop/app.py", "line": 900})
             assert "ssh" in await err(s, "search", {"query": "x", "repo": "git@github.com:o/r.git"})
             assert "file://" in await err(s, "search", {"query": "x", "repo": f"file://{repo}"})
-            assert "unknown tool" in await err(s, "run_tests", {})
+            assert "unknown tool" in await err(s, "run_shell", {})
             # the server kept running
             assert "compute_invoice_total" in await ok(s, "search", {"query": "invoice total"})
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from codepith._version import __version__
@@ -79,11 +79,13 @@ def build_server(handlers: dict[str, Handler]) -> Server[Any]:
 
 
 class _SdkStdin:
-    """Lines for the SDK's stdio transport: the replayed handshake, then the wire."""
+    """Lines for the SDK's stdio transport: the replayed handshake, then the wire; ``on_eof`` runs when
+    the client closes it (calls still running are stopped, so the server can exit)."""
 
-    def __init__(self, wire: Wire, replay: list[bytes]) -> None:
+    def __init__(self, wire: Wire, replay: list[bytes], on_eof: Callable[[], None] | None = None) -> None:
         self.wire = wire
         self.replay = list(replay)
+        self.on_eof = on_eof
 
     async def __aiter__(self) -> AsyncIterator[str]:
         import anyio.to_thread
@@ -93,6 +95,8 @@ class _SdkStdin:
         while True:
             line = await anyio.to_thread.run_sync(self.wire.read_blocking, abandon_on_cancel=True)
             if not line:
+                if self.on_eof is not None:
+                    self.on_eof()
                 return
             yield line.decode("utf-8", errors="replace")
 
@@ -122,11 +126,13 @@ class _SdkStdout:
         return None
 
 
-async def run_sdk(server: Server[Any], wire: Wire, replay: list[bytes]) -> None:
+async def run_sdk(
+    server: Server[Any], wire: Wire, replay: list[bytes], on_eof: Callable[[], None] | None = None
+) -> None:
     from mcp.server.stdio import stdio_server
 
     dropping = any(REPLAYED_ID.encode() in line for line in replay)
-    stdin, stdout = _SdkStdin(wire, replay), _SdkStdout(wire, dropping)
+    stdin, stdout = _SdkStdin(wire, replay, on_eof), _SdkStdout(wire, dropping)
     async with stdio_server(stdin, stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await server.run(read_stream, write_stream, server.create_initialization_options())
 

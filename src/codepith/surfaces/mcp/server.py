@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from codepith.errors import CodepithError
@@ -53,7 +55,22 @@ def serve(path: str | None, content: str = "code", model: str | None = None) -> 
         raise CodepithError(f"the mcp package could not be loaded: {failed[0]}")
     import anyio
 
+    from codepith.runner.process import kill_all
+
+    _kill_tests_on_sigterm(kill_all)
     try:
-        anyio.run(run_sdk, build_server(handlers(service)), wire, replay)
+        anyio.run(run_sdk, build_server(handlers(service)), wire, replay, kill_all)  # EOF stops test runs
     except KeyboardInterrupt:
         pass
+
+
+def _kill_tests_on_sigterm(kill_all: Callable[[], None]) -> None:
+    """A client that terminates the server must not leave a test run behind; then die as SIGTERM would."""
+
+    def handler(signum: int, frame: object) -> None:
+        kill_all()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handler)
