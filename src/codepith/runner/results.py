@@ -23,7 +23,7 @@ class Failure:
     name: str
     message: str
     frames: tuple[Frame, ...] = ()
-    kind: str = "failed"  # "failed", "error" (setup/collection/build) or "timed out"
+    kind: str = "failed"  # "failed", or "error" (setup, collection, build)
 
 
 @dataclass(frozen=True)
