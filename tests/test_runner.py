@@ -385,6 +385,28 @@ def test_npm_select_a_test_file(npm_project: Path) -> None:
     assert run.counts is not None and (run.counts.passed, run.counts.failed) == (1, 0)
 
 
+NOISY = """let out = [];
+for (let i = 0; i < 300; i++) out.push(`checking record ${i} ok`);
+out.push('FAIL totals are wrong', '  expected 3, received 2', '  at check.js:4');
+for (let i = 0; i < 100; i++) out.push(`cleanup step ${i}`);
+out.push('done: 1 problem');
+console.log(out.join('\\n'));
+process.exit(1);
+"""
+
+
+def test_unstructured_runner_output_is_filtered(tmp_path: Path) -> None:
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    write(tmp_path, {"package.json": json.dumps({"scripts": {"test": "node check.js"}}), "check.js": NOISY})
+    run = run_tests(tmp_path, "npm")
+    assert run.exit.code == 1 and run.source == "text" and run.counts is None
+    reply = render_run(run, max_chars=1500)
+    assert len(reply) <= 1500 and "no structured results" in reply
+    assert "lines that mention a failure:\nFAIL totals are wrong\n  expected 3, received 2" in reply
+    assert reply.endswith("done: 1 problem") and "checking record 5 ok" not in reply
+
+
 # -- go (optional toolchain) ----------------------------------------------------------------------------
 GO_TEST = """package sub
 

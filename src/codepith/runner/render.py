@@ -3,16 +3,25 @@
 The budget is spent breadth first, like a search packet: every failure gets its name, the first line of
 its message and its innermost repository frame before any failure gets more; what is left grows the
 failures in order (more message lines, more frames). Failures that do not fit are named in a trailer.
-When nothing structured explains a non-zero exit, the last lines of the raw output are shown instead.
+When nothing structured explains a non-zero exit, the raw output is filtered instead: the lines that
+mention a failure (with the two lines after each), then the last lines.
 The reply never exceeds ``max_chars``.
 """
 
 from __future__ import annotations
 
+import re
+
 from codepith.runner.results import Exit, Failure, TestRun
 
 MAX_MESSAGE_LINES = 12
 MAX_FRAMES = 3
+FLAGGED_SHARE = 60  # percent of the room the failure-mentioning lines may take before the tail
+FLAG_CONTEXT = 2  # lines shown after each line that mentions a failure
+_FLAG = re.compile(
+    r"\b(?:FAIL(?:ED|URE|S)?|ERROR|[A-Z]\w*(?:Error|Exception)|Traceback|assert\w*|[Ee]xpected|[Rr]eceived|panicked)\b"
+    r"|[\u2715\u2716\u2717\u25cf\u00d7]"  # the cross and bullet marks JS runners print before a failure
+)
 MAX_LINE = 240  # a longer line (a huge repr) is shortened
 TRAILER_RESERVE = 120  # room kept for naming the failures that did not fit
 
@@ -68,6 +77,44 @@ def _tail(text: str, room: int) -> list[str]:
     return list(reversed(out))
 
 
+def _flagged(lines: list[str], room: int) -> tuple[list[str], int]:
+    """The last groups (a line that mentions a failure, plus context) that fit; and the first line index
+    they cover, so the tail can start after it."""
+    groups: list[tuple[int, int]] = []
+    for i, line in enumerate(lines):
+        if _FLAG.search(line):
+            end = min(len(lines), i + 1 + FLAG_CONTEXT)
+            if groups and i <= groups[-1][1]:
+                groups[-1] = (groups[-1][0], end)
+            else:
+                groups.append((i, end))
+    chosen: list[tuple[int, int]] = []
+    used = 0
+    for start, end in reversed(groups):
+        cost = _cost([_clip(ln) for ln in lines[start:end]]) + 4
+        if used + cost > room:
+            break
+        chosen.append((start, end))
+        used += cost
+    out: list[str] = []
+    for start, end in reversed(chosen):
+        if out:
+            out.append("  ...")
+        out += [_clip(ln) for ln in lines[start:end]]
+    return out, (chosen[0][1] if chosen else 0)
+
+
+def _raw(text: str, room: int) -> list[str]:
+    """Raw output within ``room``: all of it when it fits, else failure-mentioning lines and the tail."""
+    lines = text.rstrip().splitlines()
+    if _cost([_clip(ln) for ln in lines]) + 30 <= room:
+        return ["output:", *[_clip(ln) for ln in lines]]
+    flagged, after = _flagged(lines, room * FLAGGED_SHARE // 100)
+    out = ["lines that mention a failure:", *flagged] if flagged else []
+    tail = _tail("\n".join(lines[after:]), room - _cost(out) - 25)
+    return [*out, "last lines of output:", *tail] if tail else out
+
+
 def render_run(run: TestRun, max_chars: int = 6000) -> str:
     head = [f"$ {_clip(run.command, 400)}", f"{run.runner}: {_ending(run.exit)}; {_summary(run)}"]
     if run.output.dropped:
@@ -106,7 +153,6 @@ def render_run(run: TestRun, max_chars: int = 6000) -> str:
             room = max(0, budget - _cost(body) - 1)
             body.append(_clip(f"... {len(rest)} more failing: {names}", max(20, room)))
     elif run.exit.timed_out or run.exit.shell_code != 0:
-        body.append("last lines of output:")
-        body += _tail(run.output.text, budget - _cost(body))
+        body += _raw(run.output.text, budget)
     text = "\n".join(head + body)
     return text if len(text) <= max_chars else text[: max_chars - 3] + "..."
