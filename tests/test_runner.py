@@ -385,6 +385,33 @@ def test_npm_select_a_test_file(npm_project: Path) -> None:
     assert run.counts is not None and (run.counts.passed, run.counts.failed) == (1, 0)
 
 
+@pytest.mark.parametrize(
+    ("script", "parser", "option"),
+    [
+        ("node --test", "junit", "--test-reporter=junit"),
+        ("node --experimental-vm-modules --test test/", "junit", "--test-reporter=junit"),
+        ("jest", "jest-json", "--json"),
+        ("npx jest --ci", "jest-json", "--json"),
+        ("vitest run", "junit", "--reporter=junit"),
+        ("jest && eslint .", "text", None),  # the options would reach eslint: not added
+        ("mocha", "text", None),
+    ],
+)
+def test_npm_family_asks_the_scripts_runner_for_a_report(
+    tmp_path: Path, script: str, parser: str, option: str | None
+) -> None:
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    write(tmp_path, {"package.json": json.dumps({"scripts": {"test": script}})})
+    chosen = plan("npm", tmp_path, None, tmp_path)
+    assert chosen.parser == parser
+    if option is None:
+        assert chosen.argv == ("npm", "test") and chosen.report is None
+    else:
+        assert chosen.argv[:3] == ("npm", "test", "--") and option in chosen.argv
+        assert chosen.report is not None and any(str(chosen.report) in arg for arg in chosen.argv)
+
+
 NOISY = """let out = [];
 for (let i = 0; i < 300; i++) out.push(`checking record ${i} ok`);
 out.push('FAIL totals are wrong', '  expected 3, received 2', '  at check.js:4');

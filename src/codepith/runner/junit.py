@@ -12,7 +12,7 @@ from codepith.runner.frames import repo_frames
 from codepith.runner.results import Counts, Failure
 
 _PYTEST_E = re.compile(r"^E {1,3}(.*)$", re.M)
-_JS_AT = re.compile(r"^\s+at ")
+_JS_AT = re.compile(r"^\s+(?:at |\u276f )")  # a stack line: node's "at f (file:line)", vitest's "❯ file:line"
 
 
 def _pytest_id(classname: str, name: str, root: Path) -> str:
@@ -47,9 +47,12 @@ def _message(attr: str, body: str) -> str:
         text = (lines[0] + "\n" + textwrap.dedent("\n".join(lines[1:]))) if lines else ""
         if text.strip():
             return re.sub(r"\n{3,}", "\n\n", text.strip())
-    if attr.strip():
-        return attr.strip()
-    return body.strip().splitlines()[0] if body.strip() else ""
+    lines = []
+    for line in body.strip().splitlines():
+        if _JS_AT.match(" " + line):
+            break
+        lines.append(line)
+    return "\n".join(lines).strip() or attr.strip()
 
 
 def _path(case: ET.Element, suites: list[str]) -> str:

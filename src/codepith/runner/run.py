@@ -9,6 +9,7 @@ from pathlib import Path
 
 from codepith.errors import CodepithError
 from codepith.runner.gojson import parse_go_json
+from codepith.runner.jestjson import parse_jest_json
 from codepith.runner.junit import parse_junit
 from codepith.runner.libtest import parse_libtest
 from codepith.runner.process import run_process
@@ -51,6 +52,12 @@ def run_tests(
                 try:
                     counts, failures = parse_junit(chosen.report, root, name)
                     source = "junit"
+                except CodepithError:
+                    pass
+            elif chosen.parser == "jest-json" and chosen.report is not None and chosen.report.is_file():
+                try:
+                    counts, failures = parse_jest_json(chosen.report, root)
+                    source = "jest-json"
                 except CodepithError:
                     pass
             elif chosen.parser == "go-json":

@@ -23,8 +23,12 @@ PYTEST_MARKERS = ("pyproject.toml", "pytest.ini", "conftest.py")
 NPM_DEFAULT_TEST = "no test specified"  # what `npm init` writes into scripts.test
 MAX_SELECT = 500
 
-# node's built-in runner, with nothing after it that a shell would read as a second command
-_NODE_TEST = re.compile(r"^\s*node\s+(?:--[\w-]+(?:=\S+)?\s+)*--test(?:\s+[^;&|<>`$()]*)?$")
+# test scripts whose runner has a structured reporter, with nothing after them that a shell would read as
+# a second command (the reporter's options are appended to the script's command line)
+_PLAIN_ARGS = r"(?:\s+[^;&|<>`$()]*)?$"
+_NODE_TEST = re.compile(r"^\s*node\s+(?:--[\w-]+(?:=\S+)?\s+)*--test" + _PLAIN_ARGS)
+_JEST = re.compile(r"^\s*(?:npx\s+)?jest" + _PLAIN_ARGS)
+_VITEST = re.compile(r"^\s*(?:npx\s+)?vitest(?:\s+run)?" + _PLAIN_ARGS)
 # shell syntax: nothing here runs through a shell, but a value that looks like a command is refused rather
 # than passed on (npm-family scripts do run in one); go keeps | and $ for its -run regular expressions
 _SHELLISH = re.compile(r"[;`&<>]|\$[({]")
@@ -37,7 +41,7 @@ class Plan:
 
     runner: str
     argv: tuple[str, ...]
-    parser: str  # "junit", "go-json", "libtest" or "text"
+    parser: str  # "junit", "jest-json", "go-json", "libtest" or "text"
     report: Path | None = None
 
 
@@ -157,6 +161,21 @@ def _tool(name: str) -> str:
     return name
 
 
+def _reporter(script: str, tmp: Path) -> tuple[list[str], Path | None, str]:
+    """Options that make the npm family's test script write a structured report, beside its usual output."""
+    if _NODE_TEST.match(script):  # node's built-in runner: JUnit
+        report = tmp / "junit.xml"
+        args = ["--test-reporter=spec", "--test-reporter-destination=stdout", "--test-reporter=junit"]
+        return [*args, f"--test-reporter-destination={report}"], report, "junit"
+    if _JEST.match(script):
+        report = tmp / "jest.json"
+        return ["--json", f"--outputFile={report}"], report, "jest-json"
+    if _VITEST.match(script):
+        report = tmp / "junit.xml"
+        return ["--reporter=default", "--reporter=junit", f"--outputFile.junit={report}"], report, "junit"
+    return [], None, "text"
+
+
 def plan(runner: str, root: Path, select: str | None, tmp: Path) -> Plan:
     """The fixed argument vector for ``runner``; structured reports are written under ``tmp``."""
     extra = [check_select(runner, select, root)] if select is not None else []
@@ -172,19 +191,10 @@ def plan(runner: str, root: Path, select: str | None, tmp: Path) -> Plan:
         script = _test_script(root)
         if script is None:
             raise CodepithError(f"package.json in {root} has no scripts.test for {runner} test to run")
-        args: list[str] = []
-        report_file: Path | None = None
-        if _NODE_TEST.match(script):  # node's built-in runner: a JUnit report beside the usual one
-            report_file = tmp / "junit.xml"
-            args = [
-                "--test-reporter=spec",
-                "--test-reporter-destination=stdout",
-                "--test-reporter=junit",
-                f"--test-reporter-destination={report_file}",
-            ]
+        args, report_file, parser = _reporter(script, tmp)
         args += extra
         argv = [_tool(runner), "test"] + (["--"] if runner == "npm" and args else []) + args
-        return Plan(runner, tuple(argv), "junit" if report_file else "text", report_file)
+        return Plan(runner, tuple(argv), parser, report_file)
     if runner == "go":
         argv = [_tool("go"), "test", "-json"] + [f"-run={s}" for s in extra] + ["./..."]
         return Plan(runner, tuple(argv), "go-json")
