@@ -478,6 +478,27 @@ def test_go_test_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert run.counts is not None and run.counts.failed == 2
 
 
+def test_run_tests_tool_refuses_remote_and_several_repositories(tmp_path: Path) -> None:
+    from codepith.runner.tool import run_tests_reply
+    from codepith.service.repos import Repos
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    repos = Repos(tmp_path)
+    for repo, expected in [
+        ("https://github.com/o/r", "local folders only"),
+        ("git@github.com:o/r.git", "local folders only"),
+        ([str(tmp_path / "a"), str(tmp_path / "b")], "one repository folder"),
+        ("missing", "unknown repository"),
+    ]:
+        with pytest.raises(CodepithError, match=expected):
+            run_tests_reply(repos, repo=repo)
+    with pytest.raises(CodepithError, match="default repository is a git URL"):
+        run_tests_reply(Repos(tmp_path, default="https://github.com/o/r"))
+    with pytest.raises(CodepithError, match="no test runner detected"):  # resolved, then nothing to run
+        run_tests_reply(repos, repo="a")
+
+
 def test_cli_refuses_what_it_cannot_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["test", str(tmp_path / "missing")]) == 2
     assert main(["test", str(tmp_path)]) == 2  # nothing to detect

@@ -45,9 +45,14 @@ def run_tests_reply(
 ) -> str:
     """Resolve the folder as reads do, run its tests, and render the reply within ``max_chars``."""
     folder = local_repo(repo)
-    if folder is None and repos.default is not None and looks_like_url(repos.default):
+    default = repos.default
+    defaults = [default] if isinstance(default, str) else list(default or [])
+    if folder is None and any(isinstance(d, str) and looks_like_url(d.strip()) for d in defaults):
         raise CodepithError("run_tests runs local folders only; this server's default repository is a git URL")
-    root = repos.resolve(folder, clone=False)[0]
+    found = repos.resolve(folder, clone=False)
+    if len(found) != 1:
+        raise CodepithError("run_tests takes one repository folder; name it with repo")
+    root = found[0]
     if status is not None:
         status(f"running {runner or 'the detected runner'} in {root}")
     return render_run(run_tests(root, runner, select, timeout_s), max_chars)
