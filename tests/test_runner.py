@@ -141,7 +141,8 @@ def test_timeout_kills_the_child_and_its_grandchild(tmp_path: Path, capsys: pyte
     assert code == 124
     assert time.monotonic() - t0 < 15  # SIGTERM, then SIGKILL after a short grace
     out = capsys.readouterr().out
-    assert "pytest: timed out after 6s" in out and "process group killed" in out
+    assert "pytest: timed out after 6s (process group killed)" in out
+    assert out.rstrip().endswith("test_hang.py::test_hangs")  # the tail names the test that hung
     pids = [int(p) for p in (tmp_path / "pids.txt").read_text().split()]  # the test really ran
     assert len(pids) == 2 and pids[0] != pids[1]
     for pid in pids:  # pytest itself (the child) and the `sleep` it spawned (the grandchild)

@@ -151,7 +151,7 @@ def run_process(
     # number to another file
     code = proc.returncode
     if timed_out:
-        return Exit(None, None, True, seconds), capture.output()
+        return Exit(None, None, True, seconds, timeout), capture.output()
     if code < 0:
-        return Exit(None, -code, False, seconds), capture.output()
-    return Exit(code, None, False, seconds), capture.output()
+        return Exit(None, -code, False, seconds, timeout), capture.output()
+    return Exit(code, None, False, seconds, timeout), capture.output()

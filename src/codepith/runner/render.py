@@ -32,7 +32,7 @@ def _clip(line: str, width: int = MAX_LINE) -> str:
 
 def _ending(exit_: Exit) -> str:
     if exit_.timed_out:
-        return f"timed out after {exit_.seconds:.0f}s (process group killed)"
+        return f"timed out after {exit_.limit:g}s (process group killed)"
     if exit_.signal is not None:
         return f"killed by signal {exit_.signal} after {exit_.seconds:.1f}s"
     return f"exit {exit_.code} in {exit_.seconds:.1f}s"

@@ -61,6 +61,7 @@ class Exit:
     signal: int | None = None
     timed_out: bool = False
     seconds: float = 0.0
+    limit: float = 0.0  # the timeout it ran under
 
     @property
     def shell_code(self) -> int:

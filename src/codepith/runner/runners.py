@@ -181,12 +181,12 @@ def plan(runner: str, root: Path, select: str | None, tmp: Path) -> Plan:
     extra = [check_select(runner, select, root)] if select is not None else []
     if runner == "pytest":
         report = tmp / "junit.xml"
-        argv = [*_python(root), "-q", "--tb=short", "--color=no", f"--junitxml={report}", "-o", "junit_family=xunit2"]
+        argv = [*_python(root), "-v", "--tb=short", "--color=no", f"--junitxml={report}", "-o", "junit_family=xunit2"]
         if extra and not _is_node_id(extra[0]):
             argv += ["-k", extra[0]]
         else:
             argv += extra
-        return Plan(runner, tuple(argv), "junit", report)
+        return Plan(runner, tuple(argv), "junit", report)  # -v: a timeout's tail names the test that hung
     if runner in LOCKFILES:
         script = _test_script(root)
         if script is None:
