@@ -57,20 +57,29 @@ def serve(path: str | None, content: str = "code", model: str | None = None) -> 
 
     from codepith.runner.process import kill_all
 
-    _kill_tests_on_sigterm(kill_all)
+    _kill_tests_on_signals(kill_all)
     try:
         anyio.run(run_sdk, build_server(handlers(service)), wire, replay, kill_all)  # EOF stops test runs
     except KeyboardInterrupt:
         pass
 
 
-def _kill_tests_on_sigterm(kill_all: Callable[[], None]) -> None:
-    """A client that terminates the server must not leave a test run behind; then die as SIGTERM would."""
+def _kill_tests_on_signals(kill_all: Callable[[], None]) -> None:
+    """A client that terminates the server must not leave a test run behind (nor wait for one): SIGTERM
+    kills the running test groups, then the server dies as SIGTERM would; SIGINT kills them, then
+    interrupts as usual."""
 
-    def handler(signum: int, frame: object) -> None:
+    def on_term(signum: int, frame: object) -> None:
         kill_all()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
 
+    def on_int(signum: int, frame: object) -> None:
+        kill_all()
+        signal.signal(signal.SIGINT, previous)
+        os.kill(os.getpid(), signal.SIGINT)
+
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGTERM, on_term)
+        previous = signal.getsignal(signal.SIGINT)
+        signal.signal(signal.SIGINT, on_int)
