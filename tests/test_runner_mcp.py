@@ -67,6 +67,11 @@ def test_run_tests_over_stdio_and_shutdown_kills_the_run(tmp_path: Path) -> None
             assert time.monotonic() < deadline, "the hanging test never started"
             time.sleep(0.1)
         pids = [int(p) for p in pid_file.read_text().split()]
+        t0 = time.monotonic()  # the run does not block the protocol loop
+        assert raw.request(51, "ping")["result"] == {}
+        lines = {"path": "test_quick.py", "start_line": 1, "end_line": 2}
+        read = raw.request(52, "tools/call", {"name": "read_snippet", "arguments": lines})
+        assert "def test_ok" in text(read)[1] and time.monotonic() - t0 < 30
         assert raw.proc.stdin is not None
         raw.proc.stdin.close()
         raw.proc.wait(timeout=20)
