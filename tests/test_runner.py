@@ -274,6 +274,16 @@ def test_processes_left_behind_by_a_finished_run_are_killed(tmp_path: Path) -> N
     assert gone(int(out.text.split()[0]))
 
 
+def test_a_long_run_reports_how_long_it_has_been_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from codepith.runner import process
+
+    monkeypatch.setattr(process, "TICK_EVERY", 0.1)
+    ticks: list[float] = []
+    exit_, _ = run_process([sys.executable, "-c", "import time; time.sleep(1)"], tmp_path, 60, tick=ticks.append)
+    assert exit_.code == 0
+    assert len(ticks) >= 3 and ticks == sorted(ticks) and ticks[-1] < exit_.seconds
+
+
 # -- cargo ------------------------------------------------------------------------------------------
 CARGO_TOML = '[package]\nname = "tiny"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
 LIB_RS = """pub fn add(a: i32, b: i32) -> i32 {

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from codepith.runner.results import Exit, Output
@@ -22,6 +22,7 @@ from codepith.runner.results import Exit, Output
 HEAD_BYTES = 32 * 1024  # the start of the output: the command's banner, collection errors
 TAIL_BYTES = 256 * 1024  # the end: summaries and failure blocks
 KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL at a timeout
+TICK_EVERY = 10.0  # seconds between ``tick`` calls while a run goes on
 READER_JOIN = 2.0  # seconds to wait for the pipe to close once the group is gone
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -94,13 +95,33 @@ def _read_all(fd: int, capture: _Capture) -> None:
         capture.add(chunk)
 
 
+def _wait(proc: subprocess.Popen[bytes], timeout: float, tick: Callable[[float], None] | None) -> bool:
+    """Wait for ``proc`` up to ``timeout`` seconds, calling ``tick(elapsed)`` every TICK_EVERY; True if it ended."""
+    start = time.monotonic()
+    while True:
+        left = timeout - (time.monotonic() - start)
+        if left <= 0:
+            return False
+        try:
+            proc.wait(timeout=min(left, TICK_EVERY) if tick is not None else left)
+            return True
+        except subprocess.TimeoutExpired:
+            if tick is not None:
+                tick(time.monotonic() - start)
+
+
 def run_process(
-    argv: Sequence[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None
+    argv: Sequence[str],
+    cwd: Path,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    tick: Callable[[float], None] | None = None,
 ) -> tuple[Exit, Output]:
     """Run ``argv`` in ``cwd`` in a new session (so a new process group); stdout and stderr merged.
 
     At ``timeout`` seconds the group gets SIGTERM, then SIGKILL after a short grace. When the leader
-    exits, whatever it left running in its group is killed too.
+    exits, whatever it left running in its group is killed too. ``tick`` hears the elapsed seconds now
+    and then (an MCP progress note keeps a client from giving up on a long run).
     """
     read_fd, write_fd = os.pipe()
     start = time.monotonic()
@@ -128,9 +149,7 @@ def run_process(
     reader.start()
     timed_out = False
     try:
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        if not _wait(proc, timeout, tick):
             timed_out = True
             _kill_group(pgid, signal.SIGTERM)
             try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from codepith.errors import CodepithError
@@ -28,9 +29,14 @@ def _env() -> dict[str, str]:
 
 
 def run_tests(
-    root: Path, runner: str | None = None, select: str | None = None, timeout: float = DEFAULT_TIMEOUT
+    root: Path,
+    runner: str | None = None,
+    select: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    status: Callable[[str], None] | None = None,
 ) -> TestRun:
-    """Run the repository's tests with an allowlisted runner (detected when ``runner`` is None)."""
+    """Run the repository's tests with an allowlisted runner (detected when ``runner`` is None);
+    ``status`` hears what runs, then how long it has been running, now and then."""
     if not root.is_dir():
         raise CodepithError(f"not a folder: {root}")
     if not 0 < timeout <= MAX_TIMEOUT:
@@ -39,8 +45,16 @@ def run_tests(
     name = check_runner(runner) if runner else detect(root)
     with tempfile.TemporaryDirectory(prefix="codepith-test-") as tmp:
         chosen = plan(name, root, select, Path(tmp))
+        tick: Callable[[float], None] | None = None
+        if status is not None:
+            say = status
+            say(f"running {name} in {root}")
+
+            def tick(seconds: float) -> None:
+                say(f"{name} running for {seconds:.0f}s")
+
         try:
-            exit_, output = run_process(chosen.argv, root, timeout, _env())
+            exit_, output = run_process(chosen.argv, root, timeout, _env(), tick)
         except OSError as exc:
             raise CodepithError(f"could not start {chosen.argv[0]}: {exc.strerror or exc}") from exc
         command = shlex.join(chosen.argv).replace(tmp, "$TMP")

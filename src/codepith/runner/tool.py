@@ -52,10 +52,7 @@ def run_tests_reply(
     found = repos.resolve(folder, clone=False)
     if len(found) != 1:
         raise CodepithError("run_tests takes one repository folder; name it with repo")
-    root = found[0]
-    if status is not None:
-        status(f"running {runner or 'the detected runner'} in {root}")
-    return render_run(run_tests(root, runner, select, timeout_s), max_chars)
+    return render_run(run_tests(found[0], runner, select, timeout_s, status), max_chars)
 
 
 def cli_target(words: Sequence[str]) -> tuple[str | None, Path]:
