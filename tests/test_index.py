@@ -271,6 +271,10 @@ def test_worker_processes_give_the_same_index(tmp_path: Path, model, monkeypatch
     alone = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
     monkeypatch.setenv("CODEPITH_WORKERS", "2")
     monkeypatch.setattr(workers, "MIN_FILES", 1)
+    private_tmp = tmp_path / "tmp"  # never the shared temp folder: other codepith runs use it too
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     if how == "broken-workers":  # workers that die at once: every file is done in-process instead
         monkeypatch.setattr(workers.sys, "executable", "/bin/false")
     shared = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
@@ -279,7 +283,7 @@ def test_worker_processes_give_the_same_index(tmp_path: Path, model, monkeypatch
     q = "route the request"
     got = [(r.chunk.location, r.score) for r in shared.search(q)]
     assert got == [(r.chunk.location, r.score) for r in alone.search(q)]
-    assert not list(Path(tempfile.gettempdir()).glob("codepith-jobs-*")), "job files are removed"
+    assert not list(private_tmp.iterdir()), "workers leave nothing in the temp folder"
 
 
 def test_background_save_writes_the_same_cache(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]

@@ -6,7 +6,7 @@ import logging
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from codepith.chunks.chunk import Chunk
@@ -34,6 +34,7 @@ class IndexStatus:
     languages: dict[str, int]  # language -> files
     skipped: SkipReport
     refreshed_at: float
+    fallbacks: SkipReport = field(default_factory=SkipReport)  # indexed as line windows after an error
 
 
 def check_root(path: str | os.PathLike[str]) -> Path:
@@ -223,9 +224,11 @@ class Index:
     def status(self) -> IndexStatus:
         langs: dict[str, int] = {}
         skipped = SkipReport()
+        fallbacks = SkipReport()
         files = 0
         for data in self._data:
             skipped.merge(data.skipped())
+            fallbacks.merge(data.fallbacks())
             for rec in data.files.values():
                 if not rec.skip:
                     files += 1
@@ -240,6 +243,7 @@ class Index:
             languages=dict(sorted(langs.items(), key=lambda kv: -kv[1])),
             skipped=skipped,
             refreshed_at=max((d.refreshed_at for d in self._data), default=0.0),
+            fallbacks=fallbacks,
         )
 
     def source_chars(self, results: Sequence[SearchResult]) -> int:

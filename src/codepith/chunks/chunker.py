@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .chunk import Chunk
 from .grammars import get_parser
 from .lines import line_chunks, make_chunk, split_lines, trim_span, window_spans
@@ -19,23 +21,52 @@ def supported_languages() -> frozenset[str]:
 def chunk_file(rel_path: str, text: str, language: str) -> list[Chunk]:
     """Chunks of one file, sorted by start line, covering every non-blank line exactly once.
 
-    Syntax-aware for ``supported_languages()``; falls back to line windows when the grammar is missing
-    or the parse is mostly errors. Deterministic: same input, same chunks.
+    Syntax-aware for ``supported_languages()``; falls back to line windows when the grammar is missing,
+    the parse is mostly errors, or chunking fails. Deterministic: same input, same chunks.
+    """
+    return chunk_file_checked(rel_path, text, language)[0]
+
+
+def chunk_file_checked(rel_path: str, text: str, language: str) -> tuple[list[Chunk], str | None]:
+    """``chunk_file`` plus why it fell back to line windows after an error (None when it did not).
+
+    No input may raise here: one odd file (a 3,000-deep nest, a grammar bug) must not fail the build
+    of a whole repository, so any error gives line windows and a reason the index report can show.
     """
     if not text.strip():
-        return []
+        return [], None
     if language in _MARKDOWN:
-        return markdown_chunks(rel_path, text, language)
+        return _guarded(markdown_chunks, rel_path, text, language)
     if language not in SPECS:
-        return line_chunks(rel_path, text, language)
+        return line_chunks(rel_path, text, language), None
     parser = get_parser(language)
     if parser is None:
-        return line_chunks(rel_path, text, language)
+        return line_chunks(rel_path, text, language), None
+    return _guarded(_syntax_chunks, rel_path, text, language)
+
+
+def fallback_reason(exc: BaseException) -> str:
+    """A short, stable label for an error that sent a file to line windows (grouped in reports)."""
+    if isinstance(exc, RecursionError):
+        return "chunker error: nesting too deep"
+    if isinstance(exc, MemoryError):
+        return "chunker error: out of memory"
+    return f"chunker error: {type(exc).__name__}"
+
+
+def _guarded(
+    chunker: Callable[[str, str, str], list[Chunk]], rel_path: str, text: str, language: str
+) -> tuple[list[Chunk], str | None]:
     try:
-        tree = parser.parse(text.encode("utf-8", "replace"))
-    except Exception:  # a grammar crash must not stop indexing; lines still work
-        return line_chunks(rel_path, text, language)
-    pieces = syntax_pieces(tree.root_node, language)
+        return chunker(rel_path, text, language), None
+    except Exception as exc:  # any failure (RecursionError, MemoryError too) means line windows
+        return line_chunks(rel_path, text, language), fallback_reason(exc)
+
+
+def _syntax_chunks(rel_path: str, text: str, language: str) -> list[Chunk]:
+    parser = get_parser(language)
+    tree = parser.parse(text.encode("utf-8", "replace")) if parser is not None else None
+    pieces = syntax_pieces(tree.root_node, language) if tree is not None else None
     if pieces is None:
         return line_chunks(rel_path, text, language)
     return _to_chunks(rel_path, split_lines(text), language, pieces)

@@ -10,7 +10,7 @@ nodes plus the members of its large definitions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -18,6 +18,10 @@ from tree_sitter import Node
 MAX_LINES = 60
 MAX_BYTES = 2400
 TINY_LINES = 3  # members this short group with their neighbours inside a split class
+# Depth caps: real code nests definitions a handful of levels; generated or hostile files nest
+# thousands. Below the cap a definition is cut into line windows, keeping the walk's recursion bounded.
+MAX_NESTING = 40  # definitions inside definitions, each split into members
+MAX_WRAPPERS = 16  # wrappers around one definition (decorators, export, template<...>)
 FUNCTION_KINDS = frozenset({"function", "method", "macro", "test", "constructor"})
 # kinds whose members are worth listing as symbols of the chunk that holds them
 MEMBER_KINDS = frozenset(
@@ -366,7 +370,7 @@ SPECS: dict[str, LangSpec] = {
 }
 
 
-def classify(node: Node, spec: LangSpec) -> Classified | None:
+def classify(node: Node, spec: LangSpec, depth: int = 0) -> Classified | None:
     """(kind, name, body node) if ``node`` defines something, else None."""
     kind = spec.defs.get(node.type)
     if kind is not None:
@@ -376,9 +380,9 @@ def classify(node: Node, spec: LangSpec) -> Classified | None:
     special = spec.special.get(node.type)
     if special is not None:
         return special(node)
-    if node.type in spec.wrappers:
+    if node.type in spec.wrappers and depth < MAX_WRAPPERS:
         for child in reversed(node.named_children):
-            found = classify(child, spec)
+            found = classify(child, spec, depth + 1)
             if found is not None:
                 return found
     return None
@@ -435,11 +439,20 @@ class _Walker:
         self.spec = spec
 
     def expand(self, nodes: Iterable[Node], out: list[_Item]) -> list[_Item]:
-        """Items for ``nodes``; oversized non-definitions are opened so their parts can be grouped."""
+        """Items for ``nodes``; oversized non-definitions are opened so their parts can be grouped.
+
+        An explicit stack rather than recursion: a 3,000-deep parenthesis nest or a 1,000-branch
+        ``else if`` chain is as deep in the tree, and must not reach Python's recursion limit.
+        """
         spec = self.spec
-        for node in nodes:
+        stack: list[Iterator[Node]] = [iter(nodes)]
+        while stack:
+            node = next(stack[-1], None)
+            if node is None:
+                stack.pop()
+                continue
             if node.type in spec.transparent:
-                self.expand(node.children, out)
+                stack.append(iter(node.children))
                 continue
             start, end = _rows(node)
             sbyte, ebyte = node.start_byte, node.end_byte
@@ -447,7 +460,7 @@ class _Walker:
             if found is not None:
                 out.append(_Item(found[2], start, end, sbyte, ebyte, found[0], found[1]))
             elif not _fits(start, end, sbyte, ebyte) and node.child_count:
-                self.expand(node.children, out)
+                stack.append(iter(node.children))
             else:
                 out.append(
                     _Item(
@@ -485,7 +498,7 @@ class _Walker:
             out.append(item)
         return out
 
-    def member_names(self, node: Node, out: list[str], depth: int = 0) -> None:
+    def member_names(self, node: Node, out: list[str], depth: int = 0, nest: int = 0) -> None:
         """Names defined directly inside a container (methods of a class, items of an impl).
 
         Only the body is scanned (or the direct children when the grammar has no body field), so the
@@ -497,10 +510,10 @@ class _Walker:
             if found is not None:
                 if found[1]:
                     out.append(found[1])
-                if found[0] in MEMBER_KINDS:
-                    self.member_names(found[2], out)
+                if found[0] in MEMBER_KINDS and nest < MAX_NESTING:
+                    self.member_names(found[2], out, 0, nest + 1)
             elif depth < 1 and body is None and child.named_child_count:
-                self.member_names(child, out, depth + 1)
+                self.member_names(child, out, depth + 1, nest)
 
     def sequence(self, items: list[_Item], level: int, ctx_kind: str) -> list[Piece]:
         """Pieces for sibling items: definitions alone, everything else grouped up to the budget."""
@@ -539,6 +552,8 @@ class _Walker:
             if kind in MEMBER_KINDS:
                 self.member_names(item.node, symbols)
             return [Piece(item.start, item.end, _dedupe(symbols), kind)]
+        if level >= MAX_NESTING:
+            return _windows(item.start, item.end, [name] if name else [], kind)
         pieces = self.sequence(self.expand(item.node.children, []), level + 1, kind)
         if not pieces:
             return _windows(item.start, item.end, [name] if name else [], kind)

@@ -5,8 +5,11 @@ Depends on nothing but its arguments, so it runs the same in this process or in 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from codepith.chunks.chunk import Chunk
-from codepith.chunks.chunker import chunk_file
+from codepith.chunks.chunker import chunk_file_checked
+from codepith.chunks.lines import line_chunks
 from codepith.index.lexical import TermCounts
 from codepith.index.tokens import token_counts, tokenize
 
@@ -18,8 +21,16 @@ def path_tokens(rel_path: str) -> list[str]:
     return tokenize(f"{stem} {stem} {' '.join(parts[-4:-1])}")
 
 
-def index_text(rel_path: str, text: str, language: str) -> tuple[list[Chunk], list[TermCounts]]:
-    chunks = chunk_file(rel_path, text, language)
+@dataclass(frozen=True)
+class FileAnalysis:
+    """One file's chunks and their term bags, plus why it fell back to line windows (None if it did not)."""
+
+    chunks: list[Chunk]
+    terms: list[TermCounts]
+    fallback: str | None = None
+
+
+def term_bags(rel_path: str, chunks: list[Chunk]) -> list[TermCounts]:
     extra = path_tokens(rel_path)
     terms = []
     for c in chunks:
@@ -27,4 +38,15 @@ def index_text(rel_path: str, text: str, language: str) -> tuple[list[Chunk], li
         for tok in extra:
             counts[tok] = counts.get(tok, 0) + 1
         terms.append(TermCounts(tuple(counts), tuple(counts.values())))
-    return chunks, terms
+    return terms
+
+
+def index_text(rel_path: str, text: str, language: str) -> FileAnalysis:
+    chunks, fallback = chunk_file_checked(rel_path, text, language)
+    return FileAnalysis(chunks, term_bags(rel_path, chunks), fallback)
+
+
+def line_windows(rel_path: str, text: str, language: str, reason: str) -> FileAnalysis:
+    """The last resort for a file whose chunking failed elsewhere (a worker crashed or hung on it)."""
+    chunks = line_chunks(rel_path, text, language)
+    return FileAnalysis(chunks, term_bags(rel_path, chunks), reason)

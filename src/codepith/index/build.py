@@ -22,7 +22,8 @@ from codepith.files.read import read_text
 from codepith.files.source import SkipReport, SourceFile
 from codepith.files.walk import walk
 from codepith.index import store
-from codepith.index.lexical import Postings, TermCounts
+from codepith.index.analyze import FileAnalysis
+from codepith.index.lexical import Postings
 from codepith.index.repo import FileRecord, RepoData
 from codepith.index.workers import analyze_all
 from codepith.model.loader import StaticModel
@@ -48,6 +49,7 @@ class RefreshStats:
     seconds: float = 0.0
     rebuilt: str | None = None  # why the cache was not usable, when it was not
     skipped: SkipReport = field(default_factory=SkipReport)
+    fallbacks: SkipReport = field(default_factory=SkipReport)  # files indexed as line windows after an error
 
     @property
     def dirty(self) -> bool:
@@ -133,6 +135,7 @@ def refresh(
         stats.files = sum(1 for r in data.files.values() if not r.skip)
         stats.chunks = data.n_chunks
         stats.skipped = data.skipped()
+        stats.fallbacks = data.fallbacks()
         stats.seconds = time.perf_counter() - t0
         return stats
     root = Path(data.root)
@@ -180,14 +183,14 @@ def refresh(
 
     # Chunk changed files (in worker processes when there are many) while a thread embeds the chunks
     # gathered so far.
-    pending: list[tuple[SourceFile, str, str, list[Chunk], list[TermCounts]]] = []
+    pending: list[tuple[SourceFile, str, str, FileAnalysis]] = []
     batches: list[Future[np.ndarray]] = []
     waiting: list[str] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
         analyzed = analyze_all([(sf.rel_path, text, sf.language) for sf, text, _ in todo])
-        for i, ((sf, text, digest), (chunks, terms)) in enumerate(zip(todo, analyzed, strict=True)):
-            pending.append((sf, text, digest, chunks, terms))
-            waiting.extend(embed_text(c) for c in chunks)
+        for i, ((sf, text, digest), done) in enumerate(zip(todo, analyzed, strict=True)):
+            pending.append((sf, text, digest, done))
+            waiting.extend(embed_text(c) for c in done.chunks)
             if len(waiting) >= EMBED_BATCH:
                 batches.append(pool.submit(model.encode, waiting))
                 waiting = []
@@ -198,7 +201,8 @@ def refresh(
         parts = [f.result() for f in batches]
     vectors = np.concatenate(parts) if parts else None
     row = 0
-    for sf, text, digest, chunks, terms in pending:
+    for sf, text, digest, done in pending:
+        chunks = done.chunks
         n = len(chunks)
         vec = vectors[row : row + n] if vectors is not None else np.zeros((0, data.dims), np.float32)
         row += n
@@ -208,11 +212,12 @@ def refresh(
             mtime_ns=sf.mtime_ns,
             digest=digest,
             chunks=chunks,
-            postings=data.vocab.encode(terms),
+            postings=data.vocab.encode(done.terms),
             vectors=np.ascontiguousarray(vec, dtype=np.float32),
             chars=len(text),
             language=sf.language,
             racy=sf.mtime_ns >= racy_after,
+            fallback=done.fallback,
         )
     data.walk_skipped = walked.skipped
     data.watch = _stamp(walked.watch, racy_after)
@@ -221,5 +226,6 @@ def refresh(
     stats.files = sum(1 for r in data.files.values() if not r.skip)
     stats.chunks = data.n_chunks
     stats.skipped = data.skipped()
+    stats.fallbacks = data.fallbacks()
     stats.seconds = time.perf_counter() - t0
     return stats

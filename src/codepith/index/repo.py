@@ -24,6 +24,7 @@ class FileRecord:
     chars: int = 0  # characters of the file's text (what an agent would read without codepith)
     language: str = "text"
     racy: bool = False  # modified so recently that an unchanged stat does not prove unchanged content
+    fallback: str | None = None  # why it holds line windows instead of syntax chunks (a chunker error)
 
 
 @dataclass
@@ -48,6 +49,15 @@ class RepoData:
         for rec in self.files.values():
             if rec.skip:
                 report.add(rec.skip, rec.rel_path)
+        return report
+
+    def fallbacks(self) -> SkipReport:
+        """Files indexed as line windows because chunking them failed, by reason."""
+        report = SkipReport()
+        for rel in sorted(self.files):
+            reason = self.files[rel].fallback
+            if reason:
+                report.add(reason, rel)
         return report
 
     @property

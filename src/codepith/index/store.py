@@ -104,6 +104,8 @@ def _to_payload(data: RepoData) -> dict[str, Any]:
         "files": files,
         "vectors": matrix.tobytes(),
         "n_vectors": int(matrix.shape[0]),
+        # a key of its own rather than a field of each file, so older caches still load
+        "fallbacks": {rel: rec.fallback for rel, rec in data.files.items() if rec.fallback},
     }
 
 
@@ -144,6 +146,9 @@ def _from_payload(p: dict[str, Any]) -> RepoData:
             racy=racy,
         )
         row += n
+    for rel, reason in p.get("fallbacks", {}).items():
+        if rel in data.files:
+            data.files[rel].fallback = reason
     if row != matrix.shape[0]:
         raise CacheError("vector count does not match chunk count")
     return data

@@ -18,6 +18,7 @@ from codepith.errors import CodepithError
 
 if TYPE_CHECKING:
     from codepith.api import Index
+    from codepith.files.source import SkipReport
     from codepith.search.result import SearchResult
 
 EXIT_USAGE = 2
@@ -147,14 +148,19 @@ def cmd_index(args: argparse.Namespace) -> int:
             f"{root}: {stats.files} files, {stats.chunks} chunks "
             f"(added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged})"
         )
-        skipped = stats.skipped
-        if skipped.total:
-            print(f"  skipped {skipped.total} files:")
-            for why, n in sorted(skipped.counts.items(), key=lambda kv: -kv[1]):
-                examples = ", ".join(skipped.examples.get(why, []))
-                print(f"    {why}: {n}" + (f" (e.g. {examples})" if examples else ""))
+        _print_report(f"skipped {stats.skipped.total} files", stats.skipped)
+        _print_report(f"line windows after a chunking error: {stats.fallbacks.total} files", stats.fallbacks)
     print(f"done in {time.perf_counter() - t0:.2f}s")
     return 0
+
+
+def _print_report(title: str, report: SkipReport) -> None:
+    if not report.total:
+        return
+    print(f"  {title}:")
+    for why, n in sorted(report.counts.items(), key=lambda kv: -kv[1]):
+        examples = ", ".join(report.examples.get(why, []))
+        print(f"    {why}: {n}" + (f" (e.g. {examples})" if examples else ""))
 
 
 def _human_bytes(n: int) -> str:
