@@ -1,0 +1,236 @@
+"""No single file fails a repository: real trees, the real `codepith` command in a subprocess.
+
+Faults that real files rarely produce on demand (a grammar crash, a segfault, a hang) are injected with a
+``sitecustomize`` module on the subprocess's PYTHONPATH, so the code under test is the shipped code.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import write
+
+KERNEL_TEST_BPF = Path("/work/kernel/linux-source-6.1/lib/test_bpf.c")
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _env(tmp_path: Path, hook: str | None = None, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [str(SRC), env.get("PYTHONPATH", "")]
+    if hook is not None:
+        hook_dir = tmp_path / "hook"
+        hook_dir.mkdir(exist_ok=True)
+        (hook_dir / "sitecustomize.py").write_text(hook)
+        paths.insert(0, str(hook_dir))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir(exist_ok=True)
+    env.update(TMPDIR=str(private_tmp), CODEPITH_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
+    env.update(extra)
+    return env
+
+
+def _cli(env: dict[str, str], *argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "codepith.surfaces.cli", *argv],
+        env=env, capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+
+
+def _nested_parens(depth: int = 3000) -> str:
+    """3,000 nested parentheses over short lines (one long line would be skipped as minified)."""
+    opening = "".join("(" if i % 40 else "(\n" for i in range(depth))
+    closing = "".join(")" if i % 40 else ")\n" for i in range(depth))
+    return f"int deeply_nested_marker = {opening}1{closing};\n"
+
+
+def test_deep_files_index_fully_and_are_searchable(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    else_if = "".join(f"    {'} else ' if i else ''}if (x == {i}) {{\n        y = {i};\n" for i in range(1000))
+    write(
+        root,
+        {
+            "parens.c": _nested_parens(),
+            "chain.c": "int chain_marker(int x) {\n    int y = 0;\n" + else_if + "    }\n    return y;\n}\n",
+            "ok.c": "int plain_function(void) { return 1; }\n",
+        },
+    )
+    if KERNEL_TEST_BPF.is_file():
+        (root / "lib").mkdir()
+        shutil.copy(KERNEL_TEST_BPF, root / "lib" / "test_bpf.c")
+    env = _env(tmp_path)
+    proc = _cli(env, "index", str(root))
+    assert proc.returncode == 0, proc.stderr
+    expected = 4 if KERNEL_TEST_BPF.is_file() else 3
+    assert f": {expected} files," in proc.stdout
+    assert "skipped" not in proc.stdout and "chunking error" not in proc.stdout
+    found = _cli(env, "search", "deeply_nested_marker", str(root), "-k", "1")
+    assert found.returncode == 0 and "FILE parens.c" in found.stdout
+    found = _cli(env, "search", "chain_marker", str(root), "-k", "1")
+    assert "FILE chain.c" in found.stdout
+    if KERNEL_TEST_BPF.is_file():
+        found = _cli(env, "search", "bpf_fill_maxinsns11", str(root), "-k", "1")
+        assert "FILE lib/test_bpf.c" in found.stdout
+
+
+CHUNKER_FAULT = """
+import codepith.chunks.chunker as _chunker
+
+_real = _chunker.syntax_pieces
+
+
+def _faulty(root, language):
+    if b"TRIGGER_CHUNKER_FAULT" in (root.text or b""):
+        raise RecursionError("maximum recursion depth exceeded")
+    return _real(root, language)
+
+
+_chunker.syntax_pieces = _faulty
+"""
+
+
+def test_a_chunker_error_gives_line_windows_and_is_reported(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write(
+        root,
+        {
+            "bad.py": "# TRIGGER_CHUNKER_FAULT\ndef windowed_function():\n    return 'still searchable'\n",
+            "good.py": "def fine():\n    return 1\n",
+        },
+    )
+    env = _env(tmp_path, CHUNKER_FAULT, CODEPITH_WORKERS="0")
+    proc = _cli(env, "index", str(root))
+    assert proc.returncode == 0, proc.stderr
+    assert ": 2 files," in proc.stdout
+    assert "line windows after a chunking error: 1 files" in proc.stdout
+    assert "chunker error: nesting too deep: 1 (e.g. bad.py)" in proc.stdout
+    again = _cli(env, "index", str(root))  # the reason is kept in the cache, not only in this run
+    assert "chunker error: nesting too deep: 1 (e.g. bad.py)" in again.stdout
+    found = _cli(env, "search", "windowed_function", str(root), "-k", "1")
+    assert "FILE bad.py  LINES 1-3" in found.stdout
+
+
+WORKER_FAULT = """
+import os
+import signal
+import time
+
+import codepith.index.analyze as _analyze
+
+_real = _analyze.index_text
+
+
+def _faulty(rel_path, text, language):
+    if rel_path == "crash.py":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if rel_path == "hang.py":
+        time.sleep(3600)
+    return _real(rel_path, text, language)
+
+
+_analyze.index_text = _faulty
+"""
+
+
+def _many_files(root: Path, n: int = 240) -> None:
+    write(root, {f"pkg/m{i}.py": f"def handler_{i}(x):\n    return x + {i}\n" for i in range(n)})
+
+
+def test_a_worker_that_crashes_or_hangs_does_not_fail_the_build(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _many_files(root)
+    write(root, {"crash.py": "def crash_victim():\n    return 1\n", "hang.py": "def hang_victim():\n    return 2\n"})
+    env = _env(tmp_path, WORKER_FAULT, CODEPITH_WORKERS="2", CODEPITH_FILE_TIMEOUT="3")
+    proc = _cli(env, "index", str(root))
+    assert proc.returncode == 0, proc.stderr
+    assert ": 242 files, 242 chunks" in proc.stdout
+    assert f"worker crashed (exit {-signal.SIGSEGV}): 1 (e.g. crash.py)" in proc.stdout
+    assert "worker timed out (> 3s): 1 (e.g. hang.py)" in proc.stdout
+    for name, path in (("crash_victim", "crash.py"), ("hang_victim", "hang.py"), ("handler_123", "pkg/m123.py")):
+        found = _cli(env, "search", name, str(root), "-k", "1")
+        assert f"FILE {path}" in found.stdout
+    assert not list((tmp_path / "tmp").iterdir()), "nothing left in the temp folder"
+
+
+SLOW_WORKER = """
+import sys
+import time
+
+import codepith.index.analyze as _analyze
+
+_real = _analyze.index_text
+
+
+def _slow(rel_path, text, language):
+    time.sleep(0.05)
+    return _real(rel_path, text, language)
+
+
+_analyze.index_text = _slow
+"""
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        out.extend(int(x) for x in task.read_text().split())
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_kill_9_during_a_build_leaves_no_debris(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _many_files(root, 400)
+    env = _env(tmp_path, SLOW_WORKER, CODEPITH_WORKERS="2")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codepith.surfaces.cli", "index", str(root)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    workers: list[int] = []
+    deadline = time.monotonic() + 60
+    while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+        workers = _children(proc.pid)
+    assert len(workers) >= 2, "the build started its workers"
+    time.sleep(1.0)  # let them get going
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 30
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [w for w in alive if Path(f"/proc/{w}").exists() and "Z" not in _state(w)]
+    assert not alive, "workers end with their parent"
+    assert not list((tmp_path / "tmp").iterdir()), "no job files in the temp folder"
+    cache = tmp_path / "cache"
+    leftovers = [p for p in cache.rglob("*") if p.is_file()] if cache.exists() else []
+    assert not [p for p in leftovers if "job" in p.name], leftovers
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
+
+
+def test_legacy_job_files_of_dead_builds_are_removed(tmp_path: Path) -> None:
+    from codepith.index.workers import remove_legacy_job_files
+
+    old = tmp_path / "codepith-jobs-abc123"
+    fresh = tmp_path / "codepith-jobs-def456"
+    other = tmp_path / "unrelated-file"
+    for p in (old, fresh, other):
+        p.write_bytes(b"pickled source")
+    hour_ago = time.time() - 7200
+    os.utime(old, (hour_ago, hour_ago))
+    os.utime(other, (hour_ago, hour_ago))
+    assert remove_legacy_job_files(str(tmp_path)) == 1
+    assert not old.exists() and fresh.exists() and other.exists()
