@@ -115,6 +115,7 @@ def test_codepithignore_excludes_after_gitignore(tmp_path: Path) -> None:
 
 def test_codepithignore_force_includes_file_in_always_skipped_folder(tmp_path: Path) -> None:
     make(tmp_path, {
+        ".gitignore": "dist/\n",
         ".codepithignore": "!dist/keep.js\n",
         "dist/keep.js": "let a = 1;\n",
         "dist/other.js": "let b = 1;\n",
@@ -123,7 +124,8 @@ def test_codepithignore_force_includes_file_in_always_skipped_folder(tmp_path: P
     })  # fmt: skip
     result = walk(tmp_path)
     assert [f.rel_path for f in result.files] == ["dist/keep.js", "src/app.js"]
-    assert result.skipped.examples["always-skipped folder"] == ["dist/", "node_modules/"]
+    assert result.skipped.examples["always-skipped folder"] == ["node_modules/"]
+    assert result.skipped.examples["ignored"] == ["dist/"]
 
 
 def test_codepithignore_force_includes_gitignored_lockfile_unknown_and_docs(tmp_path: Path) -> None:
@@ -211,7 +213,7 @@ def test_file_skip_reasons(name: str, reason: str | None) -> None:
 
 
 def test_dir_skip_reasons() -> None:
-    for name in ("node_modules", ".git", "__pycache__", "dist", "target", "vendor", "pkg.egg-info"):
+    for name in ("node_modules", ".git", "__pycache__", "vendor", "pkg.egg-info"):
         assert dir_skip_reason(name) == "always-skipped folder"
-    for name in ("src", "lib", "env", "tests"):
+    for name in ("src", "lib", "env", "tests", "target", "build", "out", "dist"):  # judged by content
         assert dir_skip_reason(name) is None

@@ -28,7 +28,8 @@ import pathspec
 GITIGNORE = ".gitignore"
 CODEPITHIGNORE = ".codepithignore"
 
-# Folders that hold tools' state, dependencies or build output, never the project's own code. ``vendor``
+# Folders that hold tools' state, dependencies or build output, never the project's own code (``build``,
+# ``target``, ``out`` and ``dist`` are judged by what is inside them: see build_output.py). ``vendor``
 # is skipped too (Go modules, Composer, Bundler): it is third-party code that drowns a project's own
 # results; a ``!vendor/`` line in .codepithignore brings it back. ``env`` is skipped only when it is a
 # virtualenv (any folder holding ``pyvenv.cfg`` is), since plain ``env/`` folders often hold real code.
@@ -38,7 +39,7 @@ ALWAYS_SKIP_DIRS = frozenset(
         "node_modules", "bower_components", "jspm_packages", ".pnpm-store", ".yarn",
         ".venv", "venv", "__pycache__", "site-packages", ".eggs", "__pypackages__",
         ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".tox", ".nox", ".pytype",
-        "dist", "build", "target", "out", "_build",
+        "_build",
         ".next", ".nuxt", ".svelte-kit", ".angular", ".turbo", ".parcel-cache", ".vercel", ".serverless",
         ".gradle", ".idea", ".vscode", ".vs", ".cache", ".dart_tool", ".pub-cache", ".stack-work",
         ".terraform", "elm-stuff", "Pods", "vendor", "coverage", "htmlcov", ".nyc_output",

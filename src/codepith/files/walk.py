@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..errors import CodepithError, PathError
 from . import ignore
+from .build_output import BUILD_NAMES, build_output_reason, marker_tool
 from .ignore import IgnoreFile
 from .source import SkipReport, SourceFile, WalkResult
 from .types import check_content, classify, shebang_language
@@ -162,6 +163,12 @@ class _Walker:
             if not ignore.opens(folder.cpi, folder.rel):
                 return
             folder = _Dir(folder.path, folder.real, folder.rel, folder.git, folder.cpi, True)
+        tool = marker_tool(names) if folder.rel and not folder.excluded else None
+        if tool is not None and ignore.decide(folder.cpi, folder.rel.rstrip("/"), True) is not False:
+            self.report.add(f"build output ({tool})", folder.rel)  # CMakeCache.txt, CACHEDIR.TAG, ...
+            if not ignore.opens(folder.cpi, folder.rel):
+                return
+            folder = _Dir(folder.path, folder.real, folder.rel, folder.git, folder.cpi, True)
         git, cpi = folder.git, folder.cpi
         if ignore.GITIGNORE in names:
             self.watch.append(os.path.join(folder.path, ignore.GITIGNORE))
@@ -186,7 +193,7 @@ class _Walker:
             if is_link:
                 self._link(here, entry.path, rel, entry.name)
             elif is_dir:
-                sub = self._enter(here, entry.path, real_prefix + entry.name, rel, entry.name)
+                sub = self._enter(here, entry.path, real_prefix + entry.name, rel, entry.name, names)
                 if sub is None:
                     continue
                 if sub.real in self.visited:  # already reached through a symlink
@@ -212,8 +219,13 @@ class _Walker:
         if reason is not None and not folder.excluded:
             self.report.add(reason, rel)
 
-    def _enter(self, parent: _Dir, path: str, real: str, rel: str, name: str) -> _Dir | None:
-        """The folder to walk next (maybe in excluded mode), or None to prune it."""
+    def _enter(
+        self, parent: _Dir, path: str, real: str, rel: str, name: str, beside: frozenset[str] | set[str] = frozenset()
+    ) -> _Dir | None:
+        """The folder to walk next (maybe in excluded mode), or None to prune it.
+
+        ``beside`` holds the names next to it, which tell a Cargo ``target/`` from the kernel's.
+        """
         verdict = ignore.decide(parent.cpi, rel, True)
         if verdict is False:  # force-included by .codepithignore, whatever the other rules say
             return _Dir(path, real, rel + "/", parent.git, parent.cpi, False)
@@ -221,12 +233,23 @@ class _Walker:
             reason = ignore.dir_skip_reason(name)
             if reason is None and (verdict is True or ignore.decide(parent.git, rel, True)):
                 reason = ignore.REASON_IGNORED
+            if reason is None and name in BUILD_NAMES:
+                reason = self._build_output(path, name, beside)
             if reason is None:
                 return _Dir(path, real, rel + "/", parent.git, parent.cpi, False)
             self.report.add(reason, rel + "/")
         if ignore.opens(parent.cpi, rel):
             return _Dir(path, real, rel + "/", parent.git, parent.cpi, True)
         return None
+
+    def _build_output(self, path: str, name: str, beside: frozenset[str] | set[str]) -> str | None:
+        """Why a folder named like build output is build output (markers inside, manifests beside)."""
+        try:
+            inside = set(os.listdir(path))
+        except OSError:
+            return None
+        self.watch.append(path)  # a marker added or removed later changes the answer
+        return build_output_reason(name, inside, beside)
 
     def _judge_file(
         self, folder: _Dir, rel: str, name: str

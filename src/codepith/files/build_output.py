@@ -1,0 +1,72 @@
+"""Which folders are build output: decided by what build tools leave behind, never by a name alone.
+
+``target/``, ``build/``, ``out/`` and ``dist/`` are also ordinary source folder names (the Linux kernel
+has ``drivers/target``, ``drivers/nvme/target`` and ``tools/build``), so a folder is skipped as build
+output only when one of these holds (gitignored folders are skipped by the ignore rules anyway):
+
+* it holds a marker file that build tools write into their output folder, whatever its name:
+  ``CACHEDIR.TAG`` (the cache-directory tagging standard: Cargo, Bazel, many more), ``.rustc_info.json``
+  (Cargo), ``CMakeCache.txt`` (CMake), ``.ninja_log`` / ``.ninja_deps`` (Ninja), ``meson-private/``
+  (Meson), ``maven-status/`` or ``maven-archiver/`` (Maven);
+* it is ``target/`` beside ``Cargo.toml``, ``pom.xml``, ``build.sbt`` or ``project.clj`` (the build
+  folder of Cargo, Maven, sbt and Leiningen, which nothing else puts there);
+* it is ``build/`` beside ``build.gradle(.kts)`` or ``settings.gradle(.kts)`` (Gradle's output folder),
+  or beside ``setup.py`` / ``pyproject.toml`` / ``setup.cfg`` while holding ``lib``, ``lib.*``,
+  ``temp.*`` or ``bdist.*`` (setuptools' output);
+* it is ``out/`` holding ``production/`` (IntelliJ) or ``_next/`` (a Next.js export).
+
+``dist/`` has no reliable marker (bundlers write plain files); when it is not gitignored it is indexed,
+and minified bundles inside it are still skipped file by file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+BUILD_NAMES = frozenset({"build", "target", "out", "dist"})
+
+# marker entry -> the tool it names (shown in the skip reason)
+_MARKERS = {
+    "CACHEDIR.TAG": "CACHEDIR.TAG",
+    ".rustc_info.json": "Cargo",
+    "CMakeCache.txt": "CMake",
+    ".ninja_log": "Ninja",
+    ".ninja_deps": "Ninja",
+    "meson-private": "Meson",
+    "maven-status": "Maven",
+    "maven-archiver": "Maven",
+}
+_TARGET_OWNERS = {"Cargo.toml": "Cargo", "pom.xml": "Maven", "build.sbt": "sbt", "project.clj": "Leiningen"}
+_GRADLE = ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
+_SETUPTOOLS = ("setup.py", "pyproject.toml", "setup.cfg")
+_OUT_MARKERS = {"production": "IntelliJ", "_next": "Next.js"}
+
+REASON = "build output"
+
+
+def marker_tool(names: Collection[str]) -> str | None:
+    """The build tool whose marker sits among a folder's entries, or None."""
+    for name, tool in _MARKERS.items():
+        if name in names:
+            return tool
+    return None
+
+
+def build_output_reason(name: str, inside: Collection[str], beside: Collection[str]) -> str | None:
+    """Why folder ``name`` (holding entries ``inside``, next to entries ``beside``) is build output.
+
+    Returns a skip reason such as ``"build output (Cargo)"``, or None when it may hold real code.
+    """
+    tool = marker_tool(inside)
+    if tool is None and name == "target":
+        tool = next((t for f, t in _TARGET_OWNERS.items() if f in beside), None)
+    elif tool is None and name == "build":
+        if any(f in beside for f in _GRADLE):
+            tool = "Gradle"
+        elif any(f in beside for f in _SETUPTOOLS) and any(
+            n == "lib" or n.startswith(("lib.", "temp.", "bdist.")) for n in inside
+        ):
+            tool = "setuptools"
+    elif tool is None and name == "out":
+        tool = next((t for f, t in _OUT_MARKERS.items() if f in inside), None)
+    return f"{REASON} ({tool})" if tool else None
