@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from codepith.chunks.chunk import Chunk
 from codepith.errors import CodepithError, PathError
+from codepith.files.explain import explain_empty, explain_hidden
 from codepith.files.source import SkipReport
 from codepith.files.types import CONTENT_TYPES
 from codepith.index import build, store
@@ -18,6 +19,7 @@ from codepith.index.corpus import Corpus, CorpusPart
 from codepith.index.repo import RepoData
 from codepith.model.loader import StaticModel, load_model
 from codepith.search import engine
+from codepith.search.query import bound_query
 from codepith.search.result import SearchResult
 
 log = logging.getLogger("codepith")
@@ -35,6 +37,7 @@ class IndexStatus:
     skipped: SkipReport
     refreshed_at: float
     fallbacks: SkipReport = field(default_factory=SkipReport)  # indexed as line windows after an error
+    notes: tuple[str, ...] = ()  # why (nearly) nothing was indexed: the ignore file, line and rule
 
 
 def check_root(path: str | os.PathLike[str]) -> Path:
@@ -244,7 +247,34 @@ class Index:
             skipped=skipped,
             refreshed_at=max((d.refreshed_at for d in self._data), default=0.0),
             fallbacks=fallbacks,
+            notes=tuple(self._per_root(lambda data, files: explain_hidden(data.walk_hidden, files))),
         )
+
+    def _per_root(self, explain: Callable[[RepoData, int], list[str]]) -> list[str]:
+        """Explanation lines of every root, each prefixed with its root when there are several."""
+        out: list[str] = []
+        for root, data in zip(self.roots, self._data, strict=True):
+            files = sum(1 for r in data.files.values() if not r.skip)
+            lines = explain(data, files)
+            if lines and len(self.roots) > 1:
+                lines = [f"{root}: {lines[0]}", *lines[1:]]
+            out.extend(lines)
+        return out
+
+    def search_notes(self, query: str) -> list[str]:
+        """What a person should know about a search besides its results: the query was cut to
+        ``MAX_QUERY_CHARS``, or the index is empty (and why: the ignore rule, the skip reasons)."""
+        notes: list[str] = []
+        _, cut = bound_query(query)
+        if cut:
+            notes.append(cut)
+        if not len(self.corpus):
+            why = self._per_root(
+                lambda data, files: explain_empty(files, data.skipped(), data.walk_hidden, self.content)
+            )
+            notes.append("the index is empty" + (":" if why else ""))
+            notes.extend(why)
+        return notes
 
     def source_chars(self, results: Sequence[SearchResult]) -> int:
         """Characters of the distinct files behind these results: what reading them whole would cost."""

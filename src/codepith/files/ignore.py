@@ -47,6 +47,9 @@ ALWAYS_SKIP_DIRS = frozenset(
     }
 )  # fmt: skip
 _SKIP_DIR_SUFFIXES = (".egg-info",)
+# Version-control folders are never walked, not even when a '!' line (say '!/*') force-includes their
+# parent's entries: they hold object stores, hooks and remote URLs with tokens, never the project's code.
+NEVER_OPENED_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj"})
 
 _LOCKFILES = frozenset(
     {
@@ -123,17 +126,36 @@ class IgnoreFile:
     base: str  # folder holding the file, relative to the walk root: "" or "a/b/"
     runs: tuple[_Run, ...]
     openers: tuple[tuple[str, ...], ...]  # path components of anchored '!' lines
+    source: str = ""  # the ignore file, relative to the walk root (".gitignore", "a/.codepithignore")
+    lines: tuple[tuple[tuple[int, str], ...], ...] = ()  # per run: (line number, line) it was built from
 
     def decide(self, rel_path: str, is_dir: bool) -> bool | None:
         """True = ignored, False = re-included by a '!' line, None = no line matches this path."""
+        hit = self.decide_run(rel_path, is_dir)
+        return None if hit is None else self.runs[hit].include
+
+    def decide_run(self, rel_path: str, is_dir: bool) -> int | None:
+        """Index of the run that decides this path (see ``decide``), None when no line matches."""
         local = rel_path[len(self.base) :]
         name = local.rpartition("/")[2]
         if is_dir:
             local += "/"
             name += "/"
-        for run in reversed(self.runs):
-            if run.matches(local, name):
-                return run.include
+        for i in range(len(self.runs) - 1, -1, -1):
+            if self.runs[i].matches(local, name):
+                return i
+        return None
+
+    def deciding_line(self, rel_path: str, is_dir: bool) -> tuple[int, str] | None:
+        """(line number, text) of the line that decides this path: the last matching line of the
+        deciding run. Slow (compiles lines one by one); meant for explaining, not for walking."""
+        run = self.decide_run(rel_path, is_dir)
+        if run is None or run >= len(self.lines):
+            return None
+        for number, text in reversed(self.lines[run]):
+            single = parse_ignore_lines([text], self.base)
+            if single is not None and single.decide(rel_path, is_dir) is not None:
+                return number, text.rstrip("\r")
         return None
 
     def opens(self, rel_dir: str) -> bool:
@@ -203,24 +225,30 @@ def _pattern_regex(line: str) -> tuple[bool, str] | None:
     return None
 
 
-def parse_ignore_lines(lines: Iterable[str], base: str = "") -> IgnoreFile | None:
-    """Compile gitignore-syntax lines relative to folder ``base`` ("" or "a/b/"); None if nothing applies."""
+def parse_ignore_lines(lines: Iterable[str], base: str = "", source: str = "") -> IgnoreFile | None:
+    """Compile gitignore-syntax lines relative to folder ``base`` ("" or "a/b/"); None if nothing applies.
+
+    ``source`` names the file the lines came from, so a report can say which line hid a path.
+    """
     compiled: list[tuple[bool, str, bool]] = []  # (include, regex source, matches the name only)
+    numbered: list[tuple[int, str]] = []
     openers: list[tuple[str, ...]] = []
-    for raw in lines:
+    for number, raw in enumerate(lines, 1):
         line = _normalize_line(raw)
         hit = _pattern_regex(line)
         if hit is None:
             continue
-        include, source = hit
+        include, regex = hit
         body = (line if include else line[1:]).rstrip(" ").rstrip("/")
-        name_only = "/" not in body and source.startswith(_ANY_FOLDER)
-        compiled.append((include, source[len(_ANY_FOLDER) :] if name_only else source, name_only))
+        name_only = "/" not in body and regex.startswith(_ANY_FOLDER)
+        compiled.append((include, regex[len(_ANY_FOLDER) :] if name_only else regex, name_only))
+        numbered.append((number, raw))
         if not include and "/" in body:
             openers.append(tuple(body.lstrip("/").split("/")))
     if not compiled:
         return None
     runs: list[_Run] = []
+    run_lines: list[tuple[tuple[int, str], ...]] = []
     start = 0
     for i in range(1, len(compiled) + 1):
         if i == len(compiled) or compiled[i][0] != compiled[start][0]:
@@ -232,8 +260,9 @@ def parse_ignore_lines(lines: Iterable[str], base: str = "") -> IgnoreFile | Non
                     name_regex=_merge([src for _, src, by_name in group if by_name]),
                 )
             )
+            run_lines.append(tuple(numbered[start:i]))
             start = i
-    return IgnoreFile(base=base, runs=tuple(runs), openers=tuple(openers))
+    return IgnoreFile(base, tuple(runs), tuple(openers), source, tuple(run_lines))
 
 
 def _merge(sources: list[str]) -> re.Pattern[str] | None:
@@ -242,22 +271,27 @@ def _merge(sources: list[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{src})" for src in sources), re.DOTALL)
 
 
-def load_ignore_file(path: str | Path, base: str = "") -> IgnoreFile | None:
-    """Read and compile one ignore file; an unreadable file counts as absent (the walk must go on)."""
+def load_ignore_file(path: str | Path, base: str = "", source: str | None = None) -> IgnoreFile | None:
+    """Read and compile one ignore file; an unreadable file counts as absent (the walk must go on).
+
+    ``source`` (default: ``base`` + the file's name) is how reports name the file.
+    """
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return None
     # surrogateescape keeps non-UTF-8 names in patterns comparable to os.fsdecode'd file names.
-    return parse_ignore_lines(data.decode("utf-8", "surrogateescape").splitlines(), base)
+    if source is None:
+        source = base + os.path.basename(os.fspath(path))
+    return parse_ignore_lines(data.decode("utf-8", "surrogateescape").splitlines(), base, source)
 
 
 def git_info_exclude(root: str | Path) -> IgnoreFile | None:
     """The repository-local ``.git/info/exclude`` of a root (also for worktrees whose .git is a file)."""
     git = os.path.join(root, ".git")
     if os.path.isdir(git):
-        return load_ignore_file(os.path.join(git, "info", "exclude"))
+        return load_ignore_file(os.path.join(git, "info", "exclude"), "", ".git/info/exclude")
     if os.path.isfile(git):
         try:
             with open(git, encoding="utf-8", errors="replace") as handle:
@@ -273,7 +307,7 @@ def git_info_exclude(root: str | Path) -> IgnoreFile | None:
                         gitdir = os.path.join(gitdir, handle.read().strip())
                 except OSError:
                     pass
-            return load_ignore_file(os.path.join(gitdir, "info", "exclude"))
+            return load_ignore_file(os.path.join(gitdir, "info", "exclude"), "", ".git/info/exclude")
     return None
 
 
@@ -283,6 +317,14 @@ def decide(layers: Sequence[IgnoreFile], rel_path: str, is_dir: bool) -> bool | 
         verdict = layer.decide(rel_path, is_dir)
         if verdict is not None:
             return verdict
+    return None
+
+
+def deciding_layer(layers: Sequence[IgnoreFile], rel_path: str, is_dir: bool) -> IgnoreFile | None:
+    """The ignore file whose line decides this path (the deepest with a matching line), or None."""
+    for layer in reversed(layers):
+        if layer.decide_run(rel_path, is_dir) is not None:
+            return layer
     return None
 
 

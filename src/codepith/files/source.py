@@ -49,7 +49,24 @@ class SkipReport:
 
 
 @dataclass(frozen=True)
+class IgnoreHit:
+    """An ignore rule and what it hid from a walk, so an empty index can name its cause."""
+
+    source: str  # the ignore file, relative to the root (".gitignore", "a/.codepithignore")
+    line: int  # 1-based line of the rule in that file
+    rule: str  # the line as written
+    count: int  # files and folders hidden (a folder counts once); consecutive rules of one file pool theirs
+    examples: tuple[str, ...] = ()
+
+    @property
+    def base(self) -> str:
+        """The folder holding the ignore file, relative to the root: "" or "a/b/"."""
+        return self.source.rpartition("/")[0] + "/" if "/" in self.source else ""
+
+
+@dataclass(frozen=True)
 class WalkResult:
     files: list[SourceFile]
     skipped: SkipReport
     watch: tuple[str, ...] = ()  # paths whose stat changes whenever this result could (see build.quick_check)
+    hidden: tuple[IgnoreHit, ...] = ()  # the ignore rules that hid something, most first

@@ -17,14 +17,14 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CodepithError, PathError
 from . import ignore
 from .build_output import BUILD_NAMES, build_output_reason, marker_tool
 from .ignore import IgnoreFile
-from .source import SkipReport, SourceFile, WalkResult
+from .source import IgnoreHit, SkipReport, SourceFile, WalkResult
 from .types import check_content, classify, shebang_language
 
 DEFAULT_MAX_FILE_BYTES = 1_000_000
@@ -73,6 +73,15 @@ class _Link:
     is_dir: bool
     excluded: bool
     found: tuple[str, str] | None  # (language, kind) of a file link
+
+
+@dataclass
+class _Hidden:
+    """What one run of ignore lines hid during a walk."""
+
+    layer: IgnoreFile
+    count: int = 0
+    examples: list[str] = field(default_factory=list)
 
 
 def _sniff_script(path: str) -> tuple[str, str] | None:
@@ -133,6 +142,7 @@ class _Walker:
         # Paths whose stat moves when the walk's answer could change: every folder listed (entries
         # added, removed, renamed), every ignore file read, and files skipped for size or access.
         self.watch: list[str] = []
+        self.hidden: dict[tuple[int, int], _Hidden] = {}  # by (id of the ignore file, run of lines)
 
     def run(self) -> WalkResult:
         exclude = ignore.git_info_exclude(self.root)
@@ -147,7 +157,28 @@ class _Walker:
             for link in links:
                 self._follow(link, stack)
         self.files.sort(key=lambda f: f.rel_path)
-        return WalkResult(files=self.files, skipped=self.report, watch=tuple(self.watch))
+        return WalkResult(files=self.files, skipped=self.report, watch=tuple(self.watch), hidden=self._hits())
+
+    def _hide(self, layers: tuple[IgnoreFile, ...], rel: str, is_dir: bool) -> None:
+        """Count a path hidden by an ignore rule against the rule (kept to explain an empty index)."""
+        layer = ignore.deciding_layer(layers, rel, is_dir)
+        run = layer.decide_run(rel, is_dir) if layer is not None else None
+        if layer is None or run is None:
+            return
+        entry = self.hidden.setdefault((id(layer), run), _Hidden(layer))
+        entry.count += 1
+        if len(entry.examples) < 3:
+            entry.examples.append(rel + ("/" if is_dir else ""))
+
+    def _hits(self) -> tuple[IgnoreHit, ...]:
+        """The counts above, each named by the line that hid its first example."""
+        hits: list[IgnoreHit] = []
+        for entry in self.hidden.values():
+            first = entry.examples[0]
+            found = entry.layer.deciding_line(first.rstrip("/"), first.endswith("/"))
+            if found is not None:
+                hits.append(IgnoreHit(entry.layer.source, found[0], found[1], entry.count, tuple(entry.examples)))
+        return tuple(sorted(hits, key=lambda h: (-h.count, h.source, h.line)))
 
     def _list(self, folder: _Dir, stack: list[_Dir]) -> None:
         try:
@@ -226,6 +257,10 @@ class _Walker:
 
         ``beside`` holds the names next to it, which tell a Cargo ``target/`` from the kernel's.
         """
+        if name in ignore.NEVER_OPENED_DIRS:
+            if not parent.excluded:
+                self.report.add(ignore.REASON_ALWAYS_SKIPPED, rel + "/")
+            return None
         verdict = ignore.decide(parent.cpi, rel, True)
         if verdict is False:  # force-included by .codepithignore, whatever the other rules say
             return _Dir(path, real, rel + "/", parent.git, parent.cpi, False)
@@ -233,6 +268,7 @@ class _Walker:
             reason = ignore.dir_skip_reason(name)
             if reason is None and (verdict is True or ignore.decide(parent.git, rel, True)):
                 reason = ignore.REASON_IGNORED
+                self._hide(parent.cpi if verdict is True else parent.git, rel, True)
             if reason is None and name in BUILD_NAMES:
                 reason = self._build_output(path, name, beside)
             if reason is None:
@@ -264,6 +300,7 @@ class _Walker:
         if folder.excluded:
             return False, None, found
         if verdict is True or ignore.decide(folder.git, rel, False):
+            self._hide(folder.cpi if verdict is True else folder.git, rel, False)
             return False, ignore.REASON_IGNORED, found
         reason = ignore.file_skip_reason(name)
         if reason is not None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from codepith.chunks.chunk import Chunk
+from codepith.files.explain import explain_hidden
 from codepith.files.read import read_text
 from codepith.files.source import SkipReport, SourceFile
 from codepith.files.walk import walk
@@ -50,6 +51,7 @@ class RefreshStats:
     rebuilt: str | None = None  # why the cache was not usable, when it was not
     skipped: SkipReport = field(default_factory=SkipReport)
     fallbacks: SkipReport = field(default_factory=SkipReport)  # files indexed as line windows after an error
+    notes: list[str] = field(default_factory=list)  # why (nearly) nothing was indexed, when ignore rules did it
 
     @property
     def dirty(self) -> bool:
@@ -136,6 +138,7 @@ def refresh(
         stats.chunks = data.n_chunks
         stats.skipped = data.skipped()
         stats.fallbacks = data.fallbacks()
+        stats.notes = explain_hidden(data.walk_hidden, stats.files)
         stats.seconds = time.perf_counter() - t0
         return stats
     root = Path(data.root)
@@ -220,6 +223,7 @@ def refresh(
             fallback=done.fallback,
         )
     data.walk_skipped = walked.skipped
+    data.walk_hidden = walked.hidden
     data.watch = _stamp(walked.watch, racy_after)
     data.watch_key = (max_file_bytes, data.content)
     data.refreshed_at = time.time()
@@ -227,5 +231,6 @@ def refresh(
     stats.chunks = data.n_chunks
     stats.skipped = data.skipped()
     stats.fallbacks = data.fallbacks()
+    stats.notes = explain_hidden(data.walk_hidden, stats.files)
     stats.seconds = time.perf_counter() - t0
     return stats

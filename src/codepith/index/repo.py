@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from codepith.chunks.chunk import Chunk
-from codepith.files.source import SkipReport
+from codepith.files.source import IgnoreHit, SkipReport
 from codepith.index.lexical import Postings, Vocabulary
 
 
@@ -37,6 +37,7 @@ class RepoData:
     files: dict[str, FileRecord] = field(default_factory=dict)
     vocab: Vocabulary = field(default_factory=Vocabulary)
     walk_skipped: SkipReport = field(default_factory=SkipReport)
+    walk_hidden: tuple[IgnoreHit, ...] = ()  # the ignore rules that hid something (explains an empty index)
     refreshed_at: float = 0.0
     # What the last walk depended on (path, mtime_ns); in memory only, so a loaded index walks once.
     watch: list[tuple[str, int]] = field(default_factory=list)

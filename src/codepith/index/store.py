@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from codepith.chunks.chunk import Chunk
-from codepith.files.source import SkipReport
+from codepith.files.source import IgnoreHit, SkipReport
 from codepith.index.lexical import Postings, Vocabulary
 from codepith.index.repo import FileRecord, RepoData
 
@@ -106,6 +106,7 @@ def _to_payload(data: RepoData) -> dict[str, Any]:
         "n_vectors": int(matrix.shape[0]),
         # a key of its own rather than a field of each file, so older caches still load
         "fallbacks": {rel: rec.fallback for rel, rec in data.files.items() if rec.fallback},
+        "walk_hidden": [(h.source, h.line, h.rule, h.count, list(h.examples)) for h in data.walk_hidden],
     }
 
 
@@ -146,6 +147,7 @@ def _from_payload(p: dict[str, Any]) -> RepoData:
             racy=racy,
         )
         row += n
+    data.walk_hidden = tuple(IgnoreHit(s, n, r, c, tuple(e)) for s, n, r, c, e in p.get("walk_hidden", []))
     for rel, reason in p.get("fallbacks", {}).items():
         if rel in data.files:
             data.files[rel].fallback = reason
@@ -252,9 +254,11 @@ def _folder_bytes(folder: Path) -> int:
 def list_cached(cache: Path | None = None) -> list[CachedIndex]:
     base = (cache or cache_root()) / "indexes"
     out: list[CachedIndex] = []
-    if not base.is_dir():
+    try:
+        folders = sorted(base.iterdir())
+    except OSError:  # no cache yet, or a cache path that is a file or unreadable: nothing listed
         return out
-    for folder in sorted(base.iterdir()):
+    for folder in folders:
         if not folder.is_dir():
             continue
         try:
@@ -276,5 +280,12 @@ def list_cached(cache: Path | None = None) -> list[CachedIndex]:
     return out
 
 
-def remove(entry: CachedIndex) -> None:
-    shutil.rmtree(entry.folder, ignore_errors=True)
+def remove(entry: CachedIndex) -> str | None:
+    """Delete one cached index: None when it is gone, else why it (or part of it) is still there."""
+    try:
+        shutil.rmtree(entry.folder)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return "still there" if os.path.lexists(entry.folder) else None

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from codepith.errors import CodepithError
+from codepith.search.query import bound_query
 from codepith.search.result import SearchResult
 
 
@@ -37,15 +38,22 @@ def result_to_dict(result: SearchResult, *, max_snippet_lines: int | None = None
 
 
 def results_to_json(
-    query: str, results: Sequence[SearchResult], *, max_snippet_lines: int | None = None
+    query: str,
+    results: Sequence[SearchResult],
+    *,
+    max_snippet_lines: int | None = None,
+    notes: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """``{"query", "results": [...]}``.
+    """``{"query", "results": [...]}``, plus ``"notes"`` (a cut query, why the index is empty) if any.
 
     ``max_snippet_lines``: None = whole chunk, 0 = location only (no ``content`` key), N = first N lines.
     """
     if max_snippet_lines is not None and max_snippet_lines < 0:
         raise CodepithError("max_snippet_lines must be None or 0 or more")
-    return {
-        "query": query,
+    out: dict[str, Any] = {
+        "query": bound_query(query)[0],  # the text searched (a very long query is cut)
         "results": [result_to_dict(r, max_snippet_lines=max_snippet_lines) for r in results],
     }
+    if notes:
+        out["notes"] = list(notes)
+    return out

@@ -350,16 +350,30 @@ def render_packet(
     *,
     max_chars: int = 6000,
     read_call: ReadCall,
+    notes: Sequence[str] = (),
 ) -> str:
     """Render ``results`` for an agent in at most ``max_chars`` characters, best hit first.
 
     ``read_call(path, start, end)`` returns the call text that shows those lines on the current
     surface, so the markers and the trailer tell the agent exactly how to get what was left out.
+    ``notes`` (a cut query, why the index is empty) come first, as ``note:`` lines.
     """
     if max_chars <= 0:
         return ""
+    head = "".join(f"note: {n}\n" if not n.startswith(" ") else f"{n}\n" for n in notes)
     if not results:
-        return f"no results for {query!r}"[:max_chars]
+        shown = query if len(query) <= 200 else query[:200] + "..."
+        return (head + f"no results for {shown!r}")[:max_chars]
+    if head:
+        if len(head) >= max_chars // 2:
+            head = head[: max_chars // 2 - 4] + "...\n"
+        return head + _render(query, results, max_chars - len(head), read_call)
+    return _render(query, results, max_chars, read_call)
+
+
+def _render(query: str, results: Sequence[SearchResult], max_chars: int, read_call: ReadCall) -> str:
+    if max_chars <= 0:
+        return ""
     terms = frozenset(query_terms(query))
     plans = [_Plan(g, _views(g, terms), read_call) for g in group_hits(results)]
     budget = _Budget(plans, max_chars, _trailer_reserve([p.group for p in plans], read_call))

@@ -21,6 +21,7 @@ def format_status(st: Any) -> str:
     for why, n in sorted(skipped.counts.items(), key=lambda kv: -kv[1]):
         examples = ", ".join(skipped.examples.get(why, []))
         lines.append(f"  {why}: {n}" + (f" (e.g. {examples})" if examples else ""))
+    lines.extend(st.notes)
     fallbacks = st.fallbacks
     if fallbacks.total:
         lines.append(f"line windows after a chunking error: {fallbacks.total} files:")

@@ -9,7 +9,7 @@ import numpy as np
 from codepith.index.corpus import Corpus
 from codepith.model.loader import StaticModel
 from codepith.search.fusion import rrf, top_indices
-from codepith.search.query import Query, parse_query
+from codepith.search.query import Query, bound_query, parse_query
 from codepith.search.ranking import is_wiring, path_match_ratio, path_penalty, stem_matches_symbol
 from codepith.search.result import SearchResult
 
@@ -118,6 +118,7 @@ def search(
 ) -> list[SearchResult]:
     if mode not in MODES:
         raise ValueError(f"unknown search mode {mode!r}")
+    text, _ = bound_query(text)  # bounded cost whatever the caller passes; Index.search_notes says so
     query = parse_query(text)
     if not len(corpus) or top_k <= 0 or not text.strip():
         return []

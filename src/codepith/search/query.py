@@ -16,6 +16,11 @@ _SYMBOL = re.compile(
 _EMBEDDED = re.compile(r"\b(?:[A-Z][a-z0-9]+[A-Z]\w*|[a-z][a-z0-9]*[A-Z]\w*|[a-z]\w*_\w+)\b")
 _QUALIFIER = re.compile(r"::|\\|->|\.")
 
+# Longer queries are cut here. Issue texts make good queries and run to a few thousand characters (the
+# longest of the dev bench's 38 is 24,770, mostly a traceback); past ~10,000 more words add little but
+# cost grows with length (a 10 MB query took 43 s), so the cut keeps every search around a second.
+MAX_QUERY_CHARS = 10_000
+
 
 @dataclass(frozen=True)
 class Query:
@@ -25,6 +30,21 @@ class Query:
     names: tuple[str, ...]  # identifiers whose definitions are wanted (the symbol, or ones embedded in words)
     keywords: tuple[str, ...]  # lower-case words for path matching (stop words dropped)
     capitalised: tuple[str, ...] = ()  # Capitalised words after the first: maybe type names
+
+
+def bound_query(text: str, limit: int = MAX_QUERY_CHARS) -> tuple[str, str | None]:
+    """(the query searched, a note for the user when it had to be cut), cut at a word boundary."""
+    if len(text) <= limit:
+        return text, None
+    cut = text[:limit]
+    space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
+    if space > limit - 200:  # don't leave half a word, unless the text has no spaces to cut at
+        cut = cut[:space]
+    note = (
+        f"query cut to its first {len(cut):,} of {len(text):,} characters "
+        f"(queries are limited to {limit:,}; put the most telling words first)"
+    )
+    return cut, note
 
 
 def is_symbol_like(text: str) -> bool:

@@ -93,7 +93,13 @@ class ToolService:
         with self.repos.index(roots, content or self.default_content, progress=self._progress(notify)) as index:
             index.refresh(progress=self._progress(notify))
             results = index.search(query, top_k=top_k, refresh=False)
-            text = render_packet(query, results, max_chars=max_chars, read_call=self._read_call(repo, ref))
+            text = render_packet(
+                query,
+                results,
+                max_chars=max_chars,
+                read_call=self._read_call(repo, ref),
+                notes=index.search_notes(query),
+            )
             _record("search", len(results), text, lambda: index.source_chars(results))
         return text
 

@@ -89,17 +89,27 @@ def _record(call: str, results: int, text: str, source_chars: int) -> None:
 
 
 def _emit_results(
-    args: argparse.Namespace, index: Index, query: str, results: list[SearchResult], call: str
+    args: argparse.Namespace,
+    index: Index,
+    query: str,
+    results: list[SearchResult],
+    call: str,
+    notes: Sequence[str] = (),
 ) -> None:
     if args.format == "json":
         from codepith.output.jsonfmt import results_to_json
 
-        text = json.dumps(results_to_json(query, results, max_snippet_lines=args.max_snippet_lines), indent=1)
+        data = results_to_json(query, results, max_snippet_lines=args.max_snippet_lines, notes=notes)
+        text = json.dumps(data, indent=1)
     else:
         from codepith.output.packets import render_packet
 
         text = render_packet(
-            query, results, max_chars=args.max_chars, read_call=_cli_read_call(index, Path.cwd().resolve())
+            query,
+            results,
+            max_chars=args.max_chars,
+            read_call=_cli_read_call(index, Path.cwd().resolve()),
+            notes=notes,
         )
     print(text)
     _record(call, len(results), text, index.source_chars(results))
@@ -110,7 +120,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise CodepithError("empty query")
     index = _open_index(args, args.paths, progress_from=100)  # a bar only when it is a long wait
     results = index.search(args.query, top_k=args.top_k, refresh=False)
-    _emit_results(args, index, args.query, results, "search")
+    _emit_results(args, index, args.query, results, "search", index.search_notes(args.query))
     return 0
 
 
@@ -150,6 +160,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         )
         _print_report(f"skipped {stats.skipped.total} files", stats.skipped)
         _print_report(f"line windows after a chunking error: {stats.fallbacks.total} files", stats.fallbacks)
+        for note in stats.notes:
+            print(f"  {note}")
     print(f"done in {time.perf_counter() - t0:.2f}s")
     return 0
 
@@ -192,22 +204,42 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def cmd_clear(args: argparse.Namespace) -> int:
+    """Remove what was asked and say exactly what went and what stayed (exit 1 if anything stayed)."""
     from codepith.index import store
 
+    root = store.cache_root()
+    if root.exists() and not root.is_dir():
+        raise CodepithError(f"cache folder {root} is not a folder; nothing removed")
     entries = store.list_cached()
     if args.what == "orphans":
         entries = [e for e in entries if e.orphan]
+    failed: list[tuple[str, str]] = []
+    removed = 0
     for e in entries:
-        store.remove(e)
+        why = store.remove(e)
+        if why is None:
+            removed += 1
+        else:
+            failed.append((str(e.folder), why))
+    stats_removed = False
     if args.what == "all":
         from codepith.output.savings import stats_path
 
-        stats_path().unlink(missing_ok=True)
+        stats = stats_path()
+        try:
+            stats.unlink()
+            stats_removed = True
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            failed.append((str(stats), exc.strerror or str(exc)))
     print(
-        f"removed {len(entries)} cached index{'es' if len(entries) != 1 else ''}"
-        + (" and savings stats" if args.what == "all" else "")
+        f"removed {removed} cached index{'es' if removed != 1 else ''}"
+        + (" and savings stats" if stats_removed else "")
     )
-    return 0
+    for path, why in failed:
+        print(f"codepith: could not remove {path}: {why}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def cmd_file_types(args: argparse.Namespace) -> int:
