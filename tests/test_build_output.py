@@ -61,6 +61,7 @@ def test_source_folders_named_like_build_output_are_indexed(tmp_path: Path) -> N
          "cmake-build-debug/", "build output (CMake)"),
         ({"src/a.c": C, "build/.ninja_log": "x\n", "build/gen.c": C}, "build/", "build output (Ninja)"),
         ({"src/A.java": "class A {}\n", "out/production/A.java": "class A {}\n"}, "out/", "build output (IntelliJ)"),
+        ({"package.json": "{}\n", "lib/axios.js": "let a;\n", "dist/axios.js": "let a;\n"}, "dist/", "build output (npm)"),
     ],
 )
 def test_build_output_is_skipped_with_its_reason(
@@ -102,7 +103,9 @@ def test_reason_rules() -> None:
     assert build_output_reason("target", {"debug"}, {"Cargo.toml"}) == "build output (Cargo)"
     assert build_output_reason("target", {"debug"}, {"Makefile"}) is None
     assert build_output_reason("build", {"lib"}, {"Makefile"}) is None
-    assert build_output_reason("dist", {"index.js"}, {"package.json"}) is None
+    assert build_output_reason("dist", {"index.js"}, {"package.json"}) == "build output (npm)"
+    assert build_output_reason("dist", {"index.js"}, {"Makefile"}) is None
+    assert build_output_reason("build", {"webpack.config.js"}, {"package.json"}) is None
 
 
 @pytest.mark.skipif(not (KERNEL / "drivers/nvme/target/core.c").is_file(), reason="kernel tree not here")

@@ -13,10 +13,13 @@ output only when one of these holds (gitignored folders are skipped by the ignor
 * it is ``build/`` beside ``build.gradle(.kts)`` or ``settings.gradle(.kts)`` (Gradle's output folder),
   or beside ``setup.py`` / ``pyproject.toml`` / ``setup.cfg`` while holding ``lib``, ``lib.*``,
   ``temp.*`` or ``bdist.*`` (setuptools' output);
-* it is ``out/`` holding ``production/`` (IntelliJ) or ``_next/`` (a Next.js export).
+* it is ``out/`` holding ``production/`` (IntelliJ) or ``_next/`` (a Next.js export);
+* it is ``dist/`` beside ``package.json`` (what npm packages publish: bundles of the code next to it,
+  which would repeat every result; axios and redux commit theirs) or beside ``setup.py`` /
+  ``pyproject.toml`` (sdists and wheels).
 
-``dist/`` has no reliable marker (bundlers write plain files); when it is not gitignored it is indexed,
-and minified bundles inside it are still skipped file by file.
+A ``build/`` beside ``package.json`` is not skipped: older JavaScript projects keep build scripts there.
+Any other ``dist/`` is indexed; minified bundles inside it are still skipped file by file.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ _TARGET_OWNERS = {"Cargo.toml": "Cargo", "pom.xml": "Maven", "build.sbt": "sbt",
 _GRADLE = ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
 _SETUPTOOLS = ("setup.py", "pyproject.toml", "setup.cfg")
 _OUT_MARKERS = {"production": "IntelliJ", "_next": "Next.js"}
+_DIST_OWNERS = {"package.json": "npm", "setup.py": "Python packaging", "pyproject.toml": "Python packaging"}
 
 REASON = "build output"
 
@@ -69,4 +73,6 @@ def build_output_reason(name: str, inside: Collection[str], beside: Collection[s
             tool = "setuptools"
     elif tool is None and name == "out":
         tool = next((t for f, t in _OUT_MARKERS.items() if f in inside), None)
+    elif tool is None and name == "dist":
+        tool = next((t for f, t in _DIST_OWNERS.items() if f in beside), None)
     return f"{REASON} ({tool})" if tool else None

@@ -17,7 +17,7 @@ _EMBEDDED = re.compile(r"\b(?:[A-Z][a-z0-9]+[A-Z]\w*|[a-z][a-z0-9]*[A-Z]\w*|[a-z
 _QUALIFIER = re.compile(r"::|\\|->|\.")
 
 # Longer queries are cut here. Issue texts make good queries and run to a few thousand characters (the
-# longest of the dev bench's 38 is 24,770, mostly a traceback); past ~10,000 more words add little but
+# longest of the 38 dev-bench issues is 24,770, mostly pasted linter output); past ~10,000 more words add little but
 # cost grows with length (a 10 MB query took 43 s), so the cut keeps every search around a second.
 MAX_QUERY_CHARS = 10_000
 
