@@ -146,17 +146,15 @@ class IgnoreFile:
                 return i
         return None
 
-    def deciding_line(self, rel_path: str, is_dir: bool) -> tuple[int, str] | None:
-        """(line number, text) of the line that decides this path: the last matching line of the
-        deciding run. Slow (compiles lines one by one); meant for explaining, not for walking."""
-        run = self.decide_run(rel_path, is_dir)
-        if run is None or run >= len(self.lines):
-            return None
-        for number, text in reversed(self.lines[run]):
+    def single_lines(self, run: int) -> list[tuple[int, str, IgnoreFile]]:
+        """Each line of one run compiled on its own, last line first: what tells which line of a
+        merged run matched. Costs a compile per line, so it is for explaining, not for walking."""
+        out: list[tuple[int, str, IgnoreFile]] = []
+        for number, text in reversed(self.lines[run] if run < len(self.lines) else ()):
             single = parse_ignore_lines([text], self.base)
-            if single is not None and single.decide(rel_path, is_dir) is not None:
-                return number, text.rstrip("\r")
-        return None
+            if single is not None:
+                out.append((number, text.rstrip("\r"), single))
+        return out
 
     def opens(self, rel_dir: str) -> bool:
         """Whether some anchored '!' line could match this folder or something below it."""

@@ -30,6 +30,7 @@ from .types import check_content, classify, shebang_language
 DEFAULT_MAX_FILE_BYTES = 1_000_000
 MAX_FILE_BYTES_ENV = "CODEPITH_MAX_FILE_BYTES"
 FORCED_FALLBACK = ("text", "docs")  # a force-included file of unknown type is indexed as plain text
+MAX_EXPLAINED = 20_000  # ignored paths kept to name the exact rule that hid each (a folder counts once)
 
 
 def max_file_bytes_limit(max_file_bytes: int | None = None) -> int:
@@ -80,8 +81,9 @@ class _Hidden:
     """What one run of ignore lines hid during a walk."""
 
     layer: IgnoreFile
+    run: int
     count: int = 0
-    examples: list[str] = field(default_factory=list)
+    paths: list[tuple[str, bool]] = field(default_factory=list)  # (rel, is_dir), up to MAX_EXPLAINED in all
 
 
 def _sniff_script(path: str) -> tuple[str, str] | None:
@@ -143,6 +145,7 @@ class _Walker:
         # added, removed, renamed), every ignore file read, and files skipped for size or access.
         self.watch: list[str] = []
         self.hidden: dict[tuple[int, int], _Hidden] = {}  # by (id of the ignore file, run of lines)
+        self.hidden_paths = 0
 
     def run(self) -> WalkResult:
         exclude = ignore.git_info_exclude(self.root)
@@ -165,19 +168,33 @@ class _Walker:
         run = layer.decide_run(rel, is_dir) if layer is not None else None
         if layer is None or run is None:
             return
-        entry = self.hidden.setdefault((id(layer), run), _Hidden(layer))
+        entry = self.hidden.setdefault((id(layer), run), _Hidden(layer, run))
         entry.count += 1
-        if len(entry.examples) < 3:
-            entry.examples.append(rel + ("/" if is_dir else ""))
+        if self.hidden_paths < MAX_EXPLAINED:
+            entry.paths.append((rel, is_dir))
+            self.hidden_paths += 1
 
     def _hits(self) -> tuple[IgnoreHit, ...]:
-        """The counts above, each named by the line that hid its first example."""
-        hits: list[IgnoreHit] = []
+        """What each ignore line hid. Exact (each hidden path matched against the lines of its run one
+        by one) when ignore rules hid a lot compared with what was found, the only case a report shows;
+        otherwise each run's count goes to the line of its first path, which costs next to nothing."""
+        total = sum(e.count for e in self.hidden.values())
+        exact = total * 2 > len(self.files) and total <= MAX_EXPLAINED
+        per_line: dict[tuple[str, int], tuple[str, list[int], list[str]]] = {}
         for entry in self.hidden.values():
-            first = entry.examples[0]
-            found = entry.layer.deciding_line(first.rstrip("/"), first.endswith("/"))
-            if found is not None:
-                hits.append(IgnoreHit(entry.layer.source, found[0], found[1], entry.count, tuple(entry.examples)))
+            lines = entry.layer.single_lines(entry.run)
+            for rel, is_dir in entry.paths if exact else entry.paths[:1]:
+                found = next(((n, t) for n, t, one in lines if one.decide(rel, is_dir) is not None), None)
+                if found is None:
+                    continue
+                rule, count, examples = per_line.setdefault((entry.layer.source, found[0]), (found[1], [0], []))
+                count[0] += 1 if exact else entry.count
+                if len(examples) < 3:
+                    examples.append(rel + ("/" if is_dir else ""))
+        hits = [
+            IgnoreHit(source, line, rule, count[0], tuple(examples))
+            for (source, line), (rule, count, examples) in per_line.items()
+        ]
         return tuple(sorted(hits, key=lambda h: (-h.count, h.source, h.line)))
 
     def _list(self, folder: _Dir, stack: list[_Dir]) -> None:
