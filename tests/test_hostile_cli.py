@@ -209,3 +209,22 @@ def test_clear_on_a_read_only_cache_reports_what_stayed(tmp_path: Path) -> None:
     proc = _cli(env, "clear", "index")  # writable again: now it goes
     assert proc.returncode == 0 and proc.stdout.strip() == "removed 1 cached index"
     assert not folders[0].exists()
+
+
+def test_the_exact_line_of_a_long_ignore_file_is_named(tmp_path: Path) -> None:
+    from codepith.files.explain import explain_hidden
+    from codepith.files.walk import walk
+
+    write(tmp_path, {
+        ".gitignore": "*.o\n*.log\n*.c\n*.tmp\n",
+        "sub/.codepithignore": "*.h\n",
+        "a.c": "int a;\n", "b.c": "int b;\n", "sub/c.c": "int c;\n", "sub/d.h": "int d;\n", "main.py": "x = 1\n",
+    })  # fmt: skip
+    result = walk(tmp_path)
+    assert [f.rel_path for f in result.files] == ["main.py"]
+    by_line = {(h.source, h.line, h.rule): (h.count, h.examples) for h in result.hidden}
+    assert by_line[(".gitignore", 3, "*.c")] == (3, ("a.c", "b.c", "sub/c.c"))
+    assert by_line[("sub/.codepithignore", 1, "*.h")] == (1, ("sub/d.h",))
+    lines = explain_hidden(result.hidden, 1)
+    assert "  .gitignore line 3 '*.c' hid 3 (e.g. a.c, b.c, sub/c.c)" in lines
+    assert "    to index them, remove or change line 1 of sub/.codepithignore" in lines
