@@ -61,7 +61,8 @@ def test_source_folders_named_like_build_output_are_indexed(tmp_path: Path) -> N
          "cmake-build-debug/", "build output (CMake)"),
         ({"src/a.c": C, "build/.ninja_log": "x\n", "build/gen.c": C}, "build/", "build output (Ninja)"),
         ({"src/A.java": "class A {}\n", "out/production/A.java": "class A {}\n"}, "out/", "build output (IntelliJ)"),
-        ({"package.json": "{}\n", "lib/axios.js": "let a;\n", "dist/axios.js": "let a;\n"}, "dist/", "build output (npm)"),
+        ({"package.json": "{}\n", "lib/axios.js": "let a;\n", "dist/axios.js": "let a;\n"},
+         "dist/", "build output (npm)"),
     ],
 )
 def test_build_output_is_skipped_with_its_reason(
