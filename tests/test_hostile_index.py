@@ -234,3 +234,30 @@ def test_legacy_job_files_of_dead_builds_are_removed(tmp_path: Path) -> None:
     os.utime(other, (hour_ago, hour_ago))
     assert remove_legacy_job_files(str(tmp_path)) == 1
     assert not old.exists() and fresh.exists() and other.exists()
+
+
+TOKENIZER_FAULT = """
+import codepith.index.analyze as _analyze
+
+_real = _analyze.term_bags
+
+
+def _faulty(rel_path, chunks):
+    if rel_path == "poison.py":
+        raise ValueError("tokenizer broke")
+    return _real(rel_path, chunks)
+
+
+_analyze.term_bags = _faulty
+"""
+
+
+def test_a_failure_past_the_chunker_still_leaves_the_rest_indexed(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write(root, {"poison.py": "def poisoned():\n    return 1\n", "fine.py": "def fine_function():\n    return 2\n"})
+    env = _env(tmp_path, TOKENIZER_FAULT, CODEPITH_WORKERS="0")
+    proc = _cli(env, "index", str(root))
+    assert proc.returncode == 0, proc.stderr
+    assert "indexing error: ValueError: 1 (e.g. poison.py)" in proc.stdout
+    found = _cli(env, "search", "fine_function", str(root), "-k", "1")
+    assert "FILE fine.py" in found.stdout

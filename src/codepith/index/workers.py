@@ -68,16 +68,28 @@ def analyze_all(jobs: Sequence[Job]) -> Iterator[FileAnalysis]:
     workers = worker_count()
     if workers < 2 or len(jobs) < MIN_FILES:
         for job in jobs:
-            yield index_text(*job)
+            yield analyze_one(*job)
         return
     remove_legacy_job_files()
     pool = _Pool(jobs, workers, file_timeout())
     try:
         for i, job in enumerate(jobs):
             got = pool.take(i)
-            yield got if got is not None else index_text(*job)
+            yield got if got is not None else analyze_one(*job)
     finally:
         pool.close()
+
+
+def analyze_one(rel_path: str, text: str, language: str) -> FileAnalysis:
+    """``index_text``, or line windows with the reason if anything in it fails (the tokenizer too)."""
+    try:
+        return index_text(rel_path, text, language)
+    except Exception as exc:  # index_text already guards chunking; one file never fails a build
+        reason = fallback_reason(exc).replace("chunker error", "indexing error")
+    try:
+        return line_windows(rel_path, text, language, reason)
+    except Exception:  # even windows failed (the tokenizer?): the file is listed, with no chunks
+        return FileAnalysis([], [], reason)
 
 
 def remove_legacy_job_files(folder: str | None = None, now: float | None = None) -> int:
@@ -262,10 +274,7 @@ def _serve() -> int:
             idx, rel_path, text, language = pickle.load(inp)
         except EOFError:
             break
-        try:
-            result = index_text(rel_path, text, language)
-        except Exception as exc:  # index_text already guards chunking; this guards the tokenizer too
-            result = line_windows(rel_path, text, language, fallback_reason(exc))
+        result = analyze_one(rel_path, text, language)
         pickle.dump((idx, result), out, protocol=pickle.HIGHEST_PROTOCOL)
         out.flush()
     return 0
