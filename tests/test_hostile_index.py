@@ -261,3 +261,26 @@ def test_a_failure_past_the_chunker_still_leaves_the_rest_indexed(tmp_path: Path
     assert "indexing error: ValueError: 1 (e.g. poison.py)" in proc.stdout
     found = _cli(env, "search", "fine_function", str(root), "-k", "1")
     assert "FILE fine.py" in found.stdout
+
+
+def test_mcp_status_lists_fallbacks_and_search_notes_a_cut_query(tmp_path: Path) -> None:
+    from test_mcp import ok, run, session
+
+    root = tmp_path / "repo"
+    write(root, {
+        "bad.py": "# TRIGGER_CHUNKER_FAULT\ndef windowed_function():\n    return 1\n",
+        "good.py": "def compute_invoice_total(items):\n    return sum(items)\n",
+    })  # fmt: skip
+    hook_env = _env(tmp_path, CHUNKER_FAULT, CODEPITH_WORKERS="0")
+    extra = {k: hook_env[k] for k in ("PYTHONPATH", "CODEPITH_WORKERS", "TMPDIR")}
+
+    async def go() -> None:
+        async with session(root, extra) as s:
+            status = await ok(s, "index_status", {})
+            assert "line windows after a chunking error: 1 files:" in status
+            assert "chunker error: nesting too deep: 1 (e.g. bad.py)" in status
+            text = await ok(s, "search", {"query": "compute invoice total " * 2000, "max_chars": 1500})
+            assert text.startswith("note: query cut to its first 9,9") and "of 44,000 characters" in text
+            assert "good.py" in text and len(text) <= 1500
+
+    run(go)
