@@ -36,7 +36,8 @@ def main() -> None:
     depth = 3000
     parens = "int x = " + "".join("(" if i % 40 else "(\n" for i in range(depth)) + "1"
     parens += "".join(")" if i % 40 else ")\n" for i in range(depth)) + ";\n"
-    chain = "void f(int x) {\n" + "".join(f"  {'} else ' if i else ''}if (x == {i}) {{\n    g();\n" for i in range(1000))
+    branches = (f"  {'} else ' if i else ''}if (x == {i}) {{\n    g();\n" for i in range(1000))
+    chain = "void f(int x) {\n" + "".join(branches)
     chain += "  }\n}\n"
     _timed("chunk 3,000 nested parentheses", lambda: chunk_file("p.c", parens, "c"))
     _timed("chunk a 1,000-branch else-if chain", lambda: chunk_file("e.c", chain, "c"))
