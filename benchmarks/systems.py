@@ -99,7 +99,7 @@ class _CodepithIndex:
         return out
 
 
-def _build_codepith(root: Path, model_dir: Path | None, refresh: bool = True) -> BuiltIndex:
+def _build_codepith(root: Path, model_dir: Path | None, refresh: bool = True, watch: bool = False) -> BuiltIndex:
     try:
         import codepith
     except ImportError as exc:
@@ -107,11 +107,17 @@ def _build_codepith(root: Path, model_dir: Path | None, refresh: bool = True) ->
     if not hasattr(codepith, "Index"):
         raise BenchSystemError("codepith.Index does not exist yet")
     model = None if model_dir is None else str(model_dir)
-    return _CodepithIndex(codepith.Index.from_path(str(root), model=model), refresh)
+    kwargs = {"watch": True} if watch else {}
+    return _CodepithIndex(codepith.Index.from_path(str(root), model=model, **kwargs), refresh)
 
 
 def _build_codepith_no_refresh(root: Path, model_dir: Path | None) -> BuiltIndex:
     return _build_codepith(root, model_dir, refresh=False)
+
+
+def _build_codepith_watch(root: Path, model_dir: Path | None) -> BuiltIndex:
+    """A long-lived process's index: a watcher reports what moved, so a search refreshes only that."""
+    return _build_codepith(root, model_dir, watch=True)
 
 
 # --- semble (benchmark-only comparison; never a runtime dependency of codepith) -------------------
@@ -197,6 +203,7 @@ def _build_grep(root: Path, model_dir: Path | None) -> BuiltIndex:
 BACKENDS: dict[str, Backend] = {
     "codepith": Backend("codepith", _build_codepith, "CODEPITH_CACHE_DIR"),
     "codepith-norefresh": Backend("codepith-norefresh", _build_codepith_no_refresh, "CODEPITH_CACHE_DIR"),
+    "codepith-watch": Backend("codepith-watch", _build_codepith_watch, "CODEPITH_CACHE_DIR"),
     "semble": Backend("semble", _build_semble, "SEMBLE_CACHE_LOCATION"),
     "grep": Backend("grep", _build_grep, None),
 }
@@ -208,6 +215,7 @@ SYSTEMS: dict[str, System] = {
         System("codepith-dense", "codepith", "dense"),
         System("codepith-lexical", "codepith", "lexical"),
         System("codepith-norefresh", "codepith-norefresh"),
+        System("codepith-watch", "codepith-watch"),
         System("semble", "semble"),
         System("grep", "grep"),
     )

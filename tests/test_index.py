@@ -216,7 +216,11 @@ def _age(root: Path, seconds: int = 600) -> None:
     os.utime(root, ns=(past, past))
 
 
-@pytest.mark.parametrize("change", ["edit", "new-file-in-quiet-folder", "gitignore", "shrink-too-large", "delete"])
+@pytest.mark.parametrize(
+    "change",
+    ["edit", "new-file-in-quiet-folder", "gitignore", "shrink-too-large", "delete",
+     "rename", "new-folder", "codepithignore", "folder-rename"],
+)  # fmt: skip
 def test_quick_check_never_hides_a_change(tmp_path: Path, model, monkeypatch, change: str) -> None:  # type: ignore[no-untyped-def]
     from codepith.index import build
 
@@ -249,12 +253,29 @@ def test_quick_check_never_hides_a_change(tmp_path: Path, model, monkeypatch, ch
     elif change == "shrink-too-large":
         (tmp_path / "huge.py").write_text("def huge_blob():\n    pass\n")
         want, gone = "huge_blob", None
+    elif change == "rename":
+        (tmp_path / "app/core.py").rename(tmp_path / "app/renamed.py")
+        want, gone = "core_entry", None
+    elif change == "new-folder":
+        (tmp_path / "fresh").mkdir()
+        (tmp_path / "fresh/tool.py").write_text("def fresh_helper():\n    return 3\n")
+        want, gone = "fresh_helper", None
+    elif change == "codepithignore":
+        (tmp_path / ".codepithignore").write_text("app/\n")
+        want, gone = None, "core_entry"
+    elif change == "folder-rename":
+        (tmp_path / "app").rename(tmp_path / "lib")
+        want, gone = "core_entry", None
     else:
         (tmp_path / "app/core.py").unlink()
         want, gone = None, "core_entry"
-    names = {s for r in index.search("entry exit helper generated thing blob", top_k=20) for s in r.chunk.symbols}
+    hits = index.search("entry exit helper generated thing blob", top_k=20)
+    names = {s for r in hits for s in r.chunk.symbols}
     if want:
         assert want in names
+    if change in ("rename", "folder-rename"):
+        assert {r.chunk.file_path for r in hits} & {"app/renamed.py", "lib/core.py"}
+        assert "app/core.py" not in {r.chunk.file_path for r in hits}
     if gone:
         assert gone not in names
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from codepith.errors import CodepithError, PathError
 from codepith.files.explain import explain_empty, explain_hidden
 from codepith.files.source import SkipReport
 from codepith.files.types import CONTENT_TYPES
+from codepith.files.watch import TreeWatcher, watch_tree
 from codepith.index import build, store
 from codepith.index.corpus import Corpus, CorpusPart
 from codepith.index.repo import RepoData
@@ -64,6 +66,12 @@ def _prefixes(roots: Sequence[Path]) -> list[str]:
     return out
 
 
+def _stop_watching(watchers: list[TreeWatcher | None]) -> None:
+    for w in watchers:
+        if w is not None:
+            w.stop()
+
+
 class Index:
     """A searchable index over one or more folders, kept fresh against the files on disk."""
 
@@ -78,6 +86,7 @@ class Index:
         use_cache: bool = True,
         progress: build.Progress | None = None,
         background_save: bool = False,
+        watch: bool = False,
     ) -> None:
         if content not in CONTENT_TYPES:
             raise CodepithError(f"unknown content type {content!r}; choose one of {', '.join(CONTENT_TYPES)}")
@@ -108,6 +117,11 @@ class Index:
                 data = RepoData(str(root), content, info.name, info.digest, info.dims)
             self._data.append(data)
         self._corpus: Corpus | None = None
+        # A long-lived caller asks to watch the tree: each refresh then looks only at the paths that
+        # moved (watchers start before the first look, so nothing in between is missed).
+        self._watchers: list[TreeWatcher | None] = [watch_tree(r) if watch else None for r in roots]
+        weakref.finalize(self, _stop_watching, list(self._watchers))  # a dropped index stops its watchers
+        self._saved_fresh: list[object] = [d.watch for d in self._data]
         self.refresh(progress=progress)
 
     @classmethod
@@ -131,17 +145,34 @@ class Index:
         return cls(paths, content=content, model=model, **kwargs)  # type: ignore[arg-type]
 
     # -- freshness ---------------------------------------------------------------------------------
-    def refresh(self, progress: build.Progress | None = None) -> list[build.RefreshStats]:
-        """Re-read what changed on disk; save and rebuild the corpus only when something did."""
+    @property
+    def watching(self) -> bool:
+        """True while every root is watched, so a refresh costs what changed rather than the tree size."""
+        return all(w is not None and w.alive for w in self._watchers)
+
+    def refresh(self, progress: build.Progress | None = None, *, full: bool = False) -> list[build.RefreshStats]:
+        """Re-read what changed on disk; save and rebuild the corpus only when something did.
+
+        A watched root looks only at the paths its watcher saw move (``full=True`` checks the whole
+        tree anyway); an unwatched one, or one whose watcher failed, checks every file's stat.
+        """
         stats_all = []
         changed = self._corpus is None
-        for data in self._data:
-            stats = build.refresh(data, self.model, max_file_bytes=self.max_file_bytes, progress=progress)
+        for i, data in enumerate(self._data):
+            watcher = self._watchers[i]
+            moved = None if watcher is None else watcher.take()
+            if full or self._corpus is None:
+                moved = None
+            stats = build.refresh(
+                data, self.model, max_file_bytes=self.max_file_bytes, progress=progress, changed=moved
+            )
             stats_all.append(stats)
-            if stats.dirty or self._corpus is None:
+            fresh_unsaved = stats.walked and self._saved_fresh[i] != data.watch
+            if stats.dirty or self._corpus is None or fresh_unsaved:
                 changed = changed or stats.dirty
-                if self.use_cache and (stats.dirty or not self._saved(data)):
+                if self.use_cache and (stats.dirty or fresh_unsaved or not self._saved(data)):
                     self._save(data)
+                    self._saved_fresh[i] = data.watch
         if changed:
             prefixes = _prefixes(self.roots)
             self._corpus = Corpus(
@@ -163,6 +194,13 @@ class Index:
             store.write(snap)
         except OSError as exc:
             log.warning("could not write the index cache (%s); continuing in memory", exc.strerror or exc)
+
+    def close(self) -> None:
+        """Stop watching (an index that is dropped stops watching too); later refreshes check the stats."""
+        for w in self._watchers:
+            if w is not None:
+                w.close()
+        self._watchers = [None] * len(self._watchers)
 
     def flush(self) -> None:
         """Wait until background cache writes are on disk (nothing to wait for without background_save)."""

@@ -47,6 +47,11 @@ _DIST_OWNERS = {"package.json": "npm", "setup.py": "Python packaging", "pyprojec
 
 REASON = "build output"
 
+# Entries whose arrival or removal can change a folder's verdict: markers inside it and manifests
+# beside it (a watcher's change to one re-judges the folder that holds it, not just the entry).
+MARKER_NAMES = frozenset({*_MARKERS, *_OUT_MARKERS})
+MANIFEST_NAMES = frozenset({*_TARGET_OWNERS, *_GRADLE, *_SETUPTOOLS, *_DIST_OWNERS})
+
 
 def marker_tool(names: Collection[str]) -> str | None:
     """The build tool whose marker sits among a folder's entries, or None."""

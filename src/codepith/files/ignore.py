@@ -17,6 +17,7 @@ precedence the way git does, which a flat pathspec list cannot express for neste
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -279,9 +280,16 @@ def load_ignore_file(path: str | Path, base: str = "", source: str | None = None
             data = handle.read()
     except OSError:
         return None
-    # surrogateescape keeps non-UTF-8 names in patterns comparable to os.fsdecode'd file names.
     if source is None:
         source = base + os.path.basename(os.fspath(path))
+    return _compiled(data, base, source)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(data: bytes, base: str, source: str) -> IgnoreFile | None:
+    """Compiled once per content: a watcher's change re-reads the ignore files on its path, and
+    compiling a big one (the kernel's top .gitignore) costs tens of milliseconds."""
+    # surrogateescape keeps non-UTF-8 names in patterns comparable to os.fsdecode'd file names.
     return parse_ignore_lines(data.decode("utf-8", "surrogateescape").splitlines(), base, source)
 
 

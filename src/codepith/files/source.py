@@ -36,6 +36,19 @@ class SkipReport:
     def total(self) -> int:
         return sum(self.counts.values())
 
+    def remove(self, reason: str, rel_path: str) -> None:
+        """Take back one ``add`` (the path is gone or no longer skipped for that reason)."""
+        left = self.counts.get(reason, 0) - 1
+        if left > 0:
+            self.counts[reason] = left
+        else:
+            self.counts.pop(reason, None)
+            self.examples.pop(reason, None)
+            return
+        shown = self.examples.get(reason, [])
+        if rel_path in shown:
+            shown.remove(rel_path)
+
     def merge(self, other: SkipReport) -> None:
         for reason, n in other.counts.items():
             self.counts[reason] = self.counts.get(reason, 0) + n
@@ -70,3 +83,6 @@ class WalkResult:
     skipped: SkipReport
     watch: tuple[str, ...] = ()  # paths whose stat changes whenever this result could (see build.quick_check)
     hidden: tuple[IgnoreHit, ...] = ()  # the ignore rules that hid something, most first
+    skipped_paths: dict[str, str] = field(default_factory=dict)  # rel -> reason of each entry in ``skipped``
+    linked: tuple[str, ...] = ()  # root-relative ends of the symlinks met (the links and their targets)
+    pruned: set[str] = field(default_factory=set)  # folders not entered: nothing inside them can matter

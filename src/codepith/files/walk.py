@@ -146,12 +146,17 @@ class _Walker:
         self.watch: list[str] = []
         self.hidden: dict[tuple[int, int], _Hidden] = {}  # by (id of the ignore file, run of lines)
         self.hidden_paths = 0
+        self.skipped_paths: dict[str, str] = {}  # rel -> reason, for updating the report path by path
+        self.linked: list[str] = []  # root-relative paths of symlinks met, and of the targets they reach
+        self.pruned: list[str] = []  # folders not entered (ignored, always skipped, virtualenvs, build output)
 
     def run(self) -> WalkResult:
         exclude = ignore.git_info_exclude(self.root)
         info_exclude = os.path.join(self.root, ".git", "info", "exclude")
         if os.path.exists(info_exclude):
             self.watch.append(info_exclude)
+        elif os.path.isdir(os.path.dirname(info_exclude)):
+            self.watch.append(os.path.dirname(info_exclude))  # an exclude file created later moves it
         stack = [_Dir(self.root, self.root_real, "", (exclude,) if exclude else (), (), False)]
         while stack or self.links:
             while stack:
@@ -160,7 +165,15 @@ class _Walker:
             for link in links:
                 self._follow(link, stack)
         self.files.sort(key=lambda f: f.rel_path)
-        return WalkResult(files=self.files, skipped=self.report, watch=tuple(self.watch), hidden=self._hits())
+        return WalkResult(
+            files=self.files,
+            skipped=self.report,
+            watch=tuple(self.watch),
+            hidden=self._hits(),
+            skipped_paths=dict(self.skipped_paths),
+            linked=tuple(self.linked),
+            pruned=set(self.pruned),
+        )
 
     def _hide(self, layers: tuple[IgnoreFile, ...], rel: str, is_dir: bool) -> None:
         """Count a path hidden by an ignore rule against the rule (kept to explain an empty index)."""
@@ -202,31 +215,14 @@ class _Walker:
             with os.scandir(folder.path) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
-            self.report.add("unreadable", folder.rel or "./")
+            self._note("unreadable", folder.rel or "./")
             return
         self.watch.append(folder.path)
         names = {entry.name for entry in entries}
-        if "pyvenv.cfg" in names and folder.rel and not folder.excluded:  # a virtualenv, whatever its name
-            self.report.add(ignore.REASON_ALWAYS_SKIPPED, folder.rel)
-            if not ignore.opens(folder.cpi, folder.rel):
-                return
-            folder = _Dir(folder.path, folder.real, folder.rel, folder.git, folder.cpi, True)
-        tool = marker_tool(names) if folder.rel and not folder.excluded else None
-        if tool is not None and ignore.decide(folder.cpi, folder.rel.rstrip("/"), True) is not False:
-            self.report.add(f"build output ({tool})", folder.rel)  # CMakeCache.txt, CACHEDIR.TAG, ...
-            if not ignore.opens(folder.cpi, folder.rel):
-                return
-            folder = _Dir(folder.path, folder.real, folder.rel, folder.git, folder.cpi, True)
-        git, cpi = folder.git, folder.cpi
-        if ignore.GITIGNORE in names:
-            self.watch.append(os.path.join(folder.path, ignore.GITIGNORE))
-            layer = ignore.load_ignore_file(os.path.join(folder.path, ignore.GITIGNORE), folder.rel)
-            git = (*git, layer) if layer else git
-        if ignore.CODEPITHIGNORE in names:
-            self.watch.append(os.path.join(folder.path, ignore.CODEPITHIGNORE))
-            layer = ignore.load_ignore_file(os.path.join(folder.path, ignore.CODEPITHIGNORE), folder.rel)
-            cpi = (*cpi, layer) if layer else cpi
-        here = _Dir(folder.path, folder.real, folder.rel, git, cpi, folder.excluded)
+        opened = self._open(folder, names)
+        if opened is None:
+            return
+        here = folder = opened
         real_prefix = folder.real.rstrip(os.sep) + os.sep
         child = _child_maker(Path(folder.path))
         subdirs: list[_Dir] = []
@@ -262,10 +258,41 @@ class _Walker:
                 self._add_file(child(entry.name), rel, info, found)
         stack.extend(reversed(subdirs))
 
+    def _open(self, folder: _Dir, names: set[str]) -> _Dir | None:
+        """The folder with its own ignore files layered on (``names``: its entries); None when it turns
+        out to be a virtualenv or build output that nothing force-includes."""
+        if "pyvenv.cfg" in names and folder.rel and not folder.excluded:  # a virtualenv, whatever its name
+            self._note(ignore.REASON_ALWAYS_SKIPPED, folder.rel)
+            if not ignore.opens(folder.cpi, folder.rel):
+                self.pruned.append(folder.rel.rstrip("/"))
+                return None
+            folder = _Dir(folder.path, folder.real, folder.rel, folder.git, folder.cpi, True)
+        tool = marker_tool(names) if folder.rel and not folder.excluded else None
+        if tool is not None and ignore.decide(folder.cpi, folder.rel.rstrip("/"), True) is not False:
+            self._note(f"build output ({tool})", folder.rel)  # CMakeCache.txt, CACHEDIR.TAG, ...
+            if not ignore.opens(folder.cpi, folder.rel):
+                self.pruned.append(folder.rel.rstrip("/"))
+                return None
+            folder = _Dir(folder.path, folder.real, folder.rel, folder.git, folder.cpi, True)
+        git, cpi = folder.git, folder.cpi
+        if ignore.GITIGNORE in names:
+            self.watch.append(os.path.join(folder.path, ignore.GITIGNORE))
+            layer = ignore.load_ignore_file(os.path.join(folder.path, ignore.GITIGNORE), folder.rel)
+            git = (*git, layer) if layer else git
+        if ignore.CODEPITHIGNORE in names:
+            self.watch.append(os.path.join(folder.path, ignore.CODEPITHIGNORE))
+            layer = ignore.load_ignore_file(os.path.join(folder.path, ignore.CODEPITHIGNORE), folder.rel)
+            cpi = (*cpi, layer) if layer else cpi
+        return _Dir(folder.path, folder.real, folder.rel, git, cpi, folder.excluded)
+
     def _skip(self, folder: _Dir, reason: str | None, rel: str) -> None:
         """Record a skip, except inside excluded folders (already counted once as a folder)."""
         if reason is not None and not folder.excluded:
-            self.report.add(reason, rel)
+            self._note(reason, rel)
+
+    def _note(self, reason: str, rel: str) -> None:
+        self.report.add(reason, rel)
+        self.skipped_paths[rel] = reason
 
     def _enter(
         self, parent: _Dir, path: str, real: str, rel: str, name: str, beside: frozenset[str] | set[str] = frozenset()
@@ -276,7 +303,8 @@ class _Walker:
         """
         if name in ignore.NEVER_OPENED_DIRS:
             if not parent.excluded:
-                self.report.add(ignore.REASON_ALWAYS_SKIPPED, rel + "/")
+                self._note(ignore.REASON_ALWAYS_SKIPPED, rel + "/")
+            self.pruned.append(rel)
             return None
         verdict = ignore.decide(parent.cpi, rel, True)
         if verdict is False:  # force-included by .codepithignore, whatever the other rules say
@@ -290,9 +318,10 @@ class _Walker:
                 reason = self._build_output(path, name, beside)
             if reason is None:
                 return _Dir(path, real, rel + "/", parent.git, parent.cpi, False)
-            self.report.add(reason, rel + "/")
+            self._note(reason, rel + "/")
         if ignore.opens(parent.cpi, rel):
             return _Dir(path, real, rel + "/", parent.git, parent.cpi, True)
+        self.pruned.append(rel)
         return None
 
     def _build_output(self, path: str, name: str, beside: frozenset[str] | set[str]) -> str | None:
@@ -330,18 +359,18 @@ class _Walker:
 
     def _add_file(self, path: Path, rel: str, info: os.stat_result, found: tuple[str, str] | None) -> None:
         if not stat.S_ISREG(info.st_mode):
-            self.report.add("not-a-regular-file", rel)
+            self._note("not-a-regular-file", rel)
             return
         if info.st_size > self.limit:
-            self.report.add("too-large", rel)
+            self._note("too-large", rel)
             self.watch.append(str(path))
             return
         if info.st_size == 0:
-            self.report.add("empty", rel)
+            self._note("empty", rel)
             self.watch.append(str(path))
             return
         if not self.readable(info):
-            self.report.add("unreadable", rel)
+            self._note("unreadable", rel)
             self.watch.append(str(path))
             return
         language, kind = found or FORCED_FALLBACK
@@ -356,6 +385,10 @@ class _Walker:
 
     def _link(self, folder: _Dir, path: str, rel: str, name: str) -> None:
         """Judge a symlink now by its own name; follow it later if it stays inside the root."""
+        self.linked.append(rel)  # a change at either end of a link changes what the walk sees through it
+        aim = os.path.realpath(path)
+        if self._inside_root(aim) and aim != self.root_real:
+            self.linked.append(os.path.relpath(aim, self.root_real).replace(os.sep, "/"))
         try:
             target = os.stat(path)
         except FileNotFoundError:
@@ -419,3 +452,86 @@ def walk(root: Path, content: str = "code", max_file_bytes: int | None = None) -
     if not stat.S_ISDIR(info.st_mode):
         raise PathError(f"not a folder: {root}")
     return _Walker(root_str, os.path.realpath(root_str), content, limit).run()
+
+
+@dataclass(frozen=True)
+class Region:
+    """What a full walk would find today at one root-relative path: the file there, or a folder and
+    everything under it (``files`` to index, ``skipped`` entries rel -> reason); both empty when the
+    path is gone or ignored."""
+
+    rel: str
+    files: list[SourceFile]
+    skipped: dict[str, str]
+    pruned: set[str]  # folders inside the region that a walk does not enter
+
+    def holds(self, rel: str) -> bool:
+        return holds(self.rel, rel)
+
+
+def holds(region: str, rel: str) -> bool:
+    """True when ``rel`` (a file, or a folder entry ending in '/') is ``region`` or lies under it."""
+    return rel == region or rel.startswith(region + "/")
+
+
+def walk_region(root: Path, rel: str, content: str = "code", max_file_bytes: int | None = None) -> Region | None:
+    """The part of ``walk(root)`` at ``rel``, found by descending only the folders on its way (reading
+    their ignore files as the walk does), so a watcher's change costs its depth, not the tree size.
+
+    None when the path cannot be judged alone: a symlink on the way or inside (links are followed
+    after the whole real tree, so only a full walk decides what they show).
+    """
+    check_content(content)
+    limit = max_file_bytes_limit(max_file_bytes)
+    root_str = os.path.abspath(os.fspath(root))
+    w = _Walker(root_str, os.path.realpath(root_str), content, limit)
+    exclude = ignore.git_info_exclude(root_str)
+    folder: _Dir | None = _Dir(root_str, w.root_real, "", (exclude,) if exclude else (), (), False)
+    parts = rel.split("/")
+    for depth, name in enumerate(parts):
+        assert folder is not None
+        try:
+            names = set(os.listdir(folder.path))  # markers inside and manifests beside decide too
+        except OSError:
+            return None
+        folder = w._open(folder, names)
+        if folder is None:  # inside a virtualenv nothing force-includes
+            break
+        path = os.path.join(folder.path, name)
+        sub_rel = folder.rel + name
+        try:
+            info = os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            break  # gone
+        except OSError:
+            return None
+        last = depth == len(parts) - 1
+        if stat.S_ISLNK(info.st_mode):
+            return None
+        if stat.S_ISDIR(info.st_mode):
+            real = folder.real.rstrip(os.sep) + os.sep + name
+            folder = w._enter(folder, path, real, sub_rel, name, names)
+            if folder is None:  # pruned: ignored or always skipped
+                break
+            if last:
+                w.visited.add(folder.real)
+                stack = [folder]
+                while stack:
+                    w._list(stack.pop(), stack)
+                if w.links or w.linked:
+                    return None
+            continue
+        if last:
+            include, reason, found = w._judge_file(folder, sub_rel, name)
+            if include:
+                w._add_file(Path(path), sub_rel, info, found)
+            else:
+                w._skip(folder, reason, sub_rel)
+        break  # a file where the path needs a folder: nothing below it
+    w.files.sort(key=lambda f: f.rel_path)
+    return Region(
+        rel,
+        [f for f in w.files if holds(rel, f.rel_path)],
+        {k: v for k, v in w.skipped_paths.items() if holds(rel, k)},
+        {k for k in w.pruned if holds(rel, k)},
+    )

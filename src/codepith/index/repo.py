@@ -39,9 +39,17 @@ class RepoData:
     walk_skipped: SkipReport = field(default_factory=SkipReport)
     walk_hidden: tuple[IgnoreHit, ...] = ()  # the ignore rules that hid something (explains an empty index)
     refreshed_at: float = 0.0
-    # What the last walk depended on (path, mtime_ns); in memory only, so a loaded index walks once.
+    # What the last walk depended on (path, mtime_ns), and the (size limit, content) it walked with.
     watch: list[tuple[str, int]] = field(default_factory=list)
     watch_key: tuple[int | None, str] | None = None
+    # Each entry of walk_skipped by path, and the ends of the symlinks the walk met: what lets a
+    # watcher's change set be applied path by path (None: unknown, so the next change walks).
+    skipped_paths: dict[str, str] | None = None
+    linked: tuple[str, ...] = ()
+    pruned: set[str] = field(default_factory=set)  # folders the walk did not enter
+    folders: set[str] | None = field(default=None, compare=False, repr=False)  # see index.changes._folders
+    stat_list: list[tuple[str, int, int, bool]] | None = field(default=None, compare=False, repr=False)  # build's
+    tally: tuple[int, int] | None = field(default=None, compare=False, repr=False)  # (files, chunks), kept by build
 
     def skipped(self) -> SkipReport:
         """Everything left out: by the walk, and files whose content turned out unusable."""

@@ -101,6 +101,8 @@ def _to_payload(data: RepoData) -> dict[str, Any]:
         "refreshed_at": data.refreshed_at,
         "walk_skipped": (dict(data.walk_skipped.counts), {k: list(v) for k, v in data.walk_skipped.examples.items()}),
         "vocab": list(data.vocab.terms),
+        # what the next process needs to check freshness without walking (see build.quick_check)
+        "fresh": (data.watch, data.watch_key, data.skipped_paths, data.linked, data.pruned),
         "files": files,
         "vectors": matrix.tobytes(),
         "n_vectors": int(matrix.shape[0]),
@@ -127,6 +129,9 @@ def _from_payload(p: dict[str, Any]) -> RepoData:
         walk_skipped=skipped,
         refreshed_at=p["refreshed_at"],
     )
+    fresh = p.get("fresh")
+    if fresh is not None:
+        data.watch, data.watch_key, data.skipped_paths, data.linked, data.pruned = fresh
     row = 0
     n_terms = len(data.vocab)
     for rel, size, mtime_ns, digest, skip, chars, language, racy, chunks, (ids, tfs, per_chunk) in p["files"]:

@@ -1,7 +1,8 @@
 """Which repository a request names (local folders, lists of them, https git URLs) and warm indexes for it.
 
 A server answers many calls about a few repositories, so indexes stay loaded in a small LRU and are
-refreshed (not rebuilt) per call. Git URLs are shallow-cloned once into the cache folder and reused.
+refreshed (not rebuilt) per call; each warm index watches its tree, so a refresh costs what changed.
+Git URLs are shallow-cloned once into the cache folder and reused.
 Heavy modules (the index, numpy, the model) are imported only when an index is first needed.
 """
 
@@ -394,7 +395,9 @@ class Repos:
                 oldest = next(iter(self._slots))
                 if oldest == key:
                     break
-                del self._slots[oldest]  # a call still using it keeps its own reference
+                gone = self._slots.pop(oldest)  # a call still using it keeps its own reference
+                if gone.index is not None:
+                    gone.index.close()  # its watcher stops; a call still using it checks the tree instead
             return slot
 
     @contextmanager
@@ -421,5 +424,6 @@ class Repos:
                     progress=progress,
                     cache_dir=self.cache,
                     background_save=True,
+                    watch=True,
                 )
             yield slot.index

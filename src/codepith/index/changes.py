@@ -1,0 +1,162 @@
+"""Which parts of the tree a watcher's change set asks to look at again, instead of walking it all.
+
+Each changed path becomes a region (the file there, or a folder and everything below it) that is
+judged afresh with the walk's own rules (``files.walk.walk_region``); the index then replaces what it
+held inside those regions. Anything a region cannot decide alone sends the caller to a full walk:
+an ignore file or a virtualenv marker changed (its rules reach other paths), a symlink at either end,
+or more regions than a walk would cost.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from codepith.files import ignore
+from codepith.files.build_output import BUILD_NAMES, MANIFEST_NAMES, MARKER_NAMES
+from codepith.files.source import SourceFile
+from codepith.files.walk import holds, walk_region
+from codepith.index.repo import RepoData
+
+RULE_FILES = frozenset({ignore.GITIGNORE, ignore.CODEPITHIGNORE, "pyvenv.cfg"})  # change what others mean
+GIT_EXCLUDE = ".git/info/exclude"
+MAX_REGIONS = 256  # beyond this many changed paths (a branch switch), one walk is cheaper
+MAX_SCANS = 32  # regions that need a pass over every record (folders, unknown deletions)
+
+
+@dataclass(frozen=True)
+class Delta:
+    """The regions to redo: what they hold on disk now, and what the index held in them before."""
+
+    regions: tuple[str, ...]
+    files: list[SourceFile]  # files to index inside the regions, as a walk would list them
+    skipped: dict[str, str]  # skip entries inside the regions now (rel -> reason)
+    old_files: list[str]  # records the index holds inside the regions
+    old_skipped: dict[str, str]  # skip entries held inside the regions
+    pruned: set[str]  # folders inside the regions that a walk does not enter now
+    moved: bool  # something was added, removed or renamed: the folders' recorded mtimes are stale
+
+
+def _outermost(rels: Iterable[str], pruned: set[str]) -> list[str]:
+    """Changed paths that matter: not inside a folder the walk does not enter (.git/, node_modules/,
+    ignored ones: a change there costs nothing), nor inside another changed path (a new folder covers
+    its files)."""
+    wanted = {r.strip("/") for r in rels if r.strip("/")}
+    out = []
+    for rel in sorted(wanted):
+        if rel == GIT_EXCLUDE:
+            out.append(rel)
+            continue
+        parts = rel.split("/")
+        above = ["/".join(parts[:i]) for i in range(1, len(parts))]
+        if not any(a in wanted or a in pruned for a in above):
+            out.append(rel)
+    return out
+
+
+def _judged_at(data: RepoData, rel: str) -> str | None:
+    """Where a change must be judged: the path itself, or the folder holding it when the path decides
+    whether that folder (or one beside it) is build output; None for the root (a walk)."""
+    parts = rel.strip("/").split("/")
+    name, parent = parts[-1], (parts[-2] if len(parts) > 1 else "")
+    if name in MARKER_NAMES or parent in BUILD_NAMES:  # a marker inside, or setuptools' lib/ in build/
+        return "/".join(parts[:-1]) or None
+    if name in MANIFEST_NAMES:  # decides the folders beside it, but only by being there or not
+        assert data.skipped_paths is not None
+        was = rel in data.files or rel in data.skipped_paths
+        if was != os.path.lexists(os.path.join(data.root, rel)):
+            return "/".join(parts[:-1]) or None
+    return rel
+
+
+def plan(data: RepoData, changed: Iterable[str], max_file_bytes: int | None) -> Delta | None:
+    """The delta for ``changed`` (root-relative, '/'-separated paths), or None when only a walk can tell."""
+    if data.skipped_paths is None:
+        return None
+    where = [_judged_at(data, r) for r in changed if r.strip("/")]
+    if None in where:
+        return None
+    rels = _outermost([w for w in where if w is not None], data.pruned)
+    if not rels:
+        return Delta((), [], {}, [], {}, set(), False)
+    if len(rels) > MAX_REGIONS:
+        return None
+    regions: list[str] = []
+    files: list[SourceFile] = []
+    skipped: dict[str, str] = {}
+    old_files: list[str] = []
+    old_skipped: dict[str, str] = {}
+    pruned: set[str] = set()
+    moved = False
+    scans = 0
+    for rel in rels:
+        if rel.rsplit("/", 1)[-1] in RULE_FILES or rel == GIT_EXCLUDE:
+            return None
+        if any(holds(rel, end) or holds(end, rel) for end in data.linked):
+            return None
+        region = walk_region(Path(data.root), rel, data.content, max_file_bytes)
+        if region is None:
+            return None
+        regions.append(rel)
+        files.extend(region.files)
+        skipped.update(region.skipped)
+        pruned |= region.pruned
+        known_file = rel in data.files
+        now_file = [f.rel_path for f in region.files] == [rel] or list(region.skipped) == [rel]
+        if known_file and now_file:
+            old_files.append(rel)  # the common case: a file edited in place
+            continue
+        if rel in data.skipped_paths and now_file:
+            old_skipped[rel] = data.skipped_paths[rel]
+            continue
+        moved = True
+        if rel in data.files:
+            old_files.append(rel)
+        for key in (rel, rel + "/"):
+            if key in data.skipped_paths:
+                old_skipped[key] = data.skipped_paths[key]
+        if rel in _folders(data):  # it held files or skip entries: everything below it is redone
+            scans += 1
+            if scans > MAX_SCANS:
+                return None
+            old_files.extend(k for k in data.files if holds(rel, k) and k != rel)
+            old_skipped.update((k, v) for k, v in data.skipped_paths.items() if holds(rel, k))
+    return Delta(tuple(regions), files, skipped, old_files, old_skipped, pruned, moved)
+
+
+def _ancestors(rel: str) -> Iterator[str]:
+    parts = rel.rstrip("/").split("/")
+    for i in range(1, len(parts)):
+        yield "/".join(parts[:i])
+
+
+def _folders(data: RepoData) -> set[str]:
+    """Folders that hold records or skip entries (a superset once things move out: only ever grown),
+    so a deleted path that was never a folder costs a lookup, not a pass over every record."""
+    if data.folders is None:
+        folders: set[str] = set()
+        for key in (*data.files, *(data.skipped_paths or ())):
+            folders.update(_ancestors(key))
+        data.folders = folders
+    return data.folders
+
+
+def settle(data: RepoData, delta: Delta) -> None:
+    """Bring the skip report in line with the regions, and drop folder stamps a move made stale."""
+    assert data.skipped_paths is not None
+    for rel, reason in delta.old_skipped.items():
+        if delta.skipped.get(rel) != reason:
+            data.skipped_paths.pop(rel, None)
+            data.walk_skipped.remove(reason, rel)
+    for rel, reason in delta.skipped.items():
+        if delta.old_skipped.get(rel) != reason:
+            data.skipped_paths[rel] = reason
+            data.walk_skipped.add(reason, rel)
+    if data.folders is not None:
+        for key in (*(f.rel_path for f in delta.files), *delta.skipped):
+            data.folders.update(_ancestors(key))
+    if delta.moved:
+        data.pruned = {p for p in data.pruned if not any(holds(r, p) for r in delta.regions)} | delta.pruned
+        data.watch = []  # the stat shortcut no longer knows every folder: the next check walks

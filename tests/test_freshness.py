@@ -1,0 +1,284 @@
+"""Freshness that costs what changed: a watcher's change set applied path by path equals a full walk,
+ignored folders cost nothing, rule changes walk, and a failed watcher falls back to the stat check."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import write
+
+import codepith
+from codepith.index import build
+from codepith.index.repo import RepoData
+
+TREE = {
+    "app/core.py": "def core_entry():\n    return 1\n",
+    "app/util.py": "def util_helper(x):\n    return x * 2\n",
+    "pkg/mod.py": "def pkg_function():\n    return 'pkg'\n",
+    "pkg/deep/leaf.py": "def deep_leaf():\n    return 'leaf'\n",
+    "notes/readme.txt": "only a text file here\n",
+    "gen/out.py": "def generated_output():\n    return 0\n",
+    "node_modules/lib/index.js": "export function fromDeps() {}\n",
+    "huge.py": "def huge_blob():\n    pass\n" + "# padding\n" * 400,
+    "debug.py": "def debug_only():\n    pass\n",
+    ".gitignore": "gen/\ndebug.py\n",
+    ".git/info/attributes": "# a checkout's .git, without info/exclude yet\n",
+    "web/dist/app.js": "export function bundledApp() {}\n",
+    "web/main.js": "export function webMain() {}\n",
+}
+
+
+def _state(data: RepoData) -> tuple[object, ...]:
+    """What a refresh must get right: each file's record, and the skip counts."""
+    files = {
+        rel: (r.digest, r.skip, [(c.start_line, c.end_line, c.content) for c in r.chunks])
+        for rel, r in data.files.items()
+    }
+    return files, data.skipped().counts
+
+
+def _full(root: Path, model) -> RepoData:  # type: ignore[no-untyped-def]
+    return codepith.Index.from_path(root, model=model, use_cache=False)._data[0]
+
+
+def _rename(root: Path, a: str, b: str) -> set[str]:
+    (root / b).parent.mkdir(parents=True, exist_ok=True)
+    os.rename(root / a, root / b)
+    return {a, b}
+
+
+# Each change edits the tree and returns the paths a watcher would report (the paths it touched).
+CHANGES: dict[str, tuple[Callable[[Path], set[str]], bool]] = {
+    # name: (change, whether a full walk is needed)
+    "edit-in-place": (
+        lambda r: (r / "app/core.py").write_text("def core_exit():\n    return 9\n") and {"app/core.py"},
+        False,
+    ),
+    "add": (lambda r: (r / "app/new.py").write_text("def brand_new():\n    pass\n") and {"app/new.py"}, False),
+    "add-text-skipped": (lambda r: (r / "app/notes.txt").write_text("words\n") and {"app/notes.txt"}, False),
+    "delete": (lambda r: (r / "app/util.py").unlink() or {"app/util.py"}, False),
+    "delete-skipped": (lambda r: (r / "notes/readme.txt").unlink() or {"notes/readme.txt"}, False),
+    "rename-file": (lambda r: _rename(r, "app/util.py", "app/tools.py"), False),
+    "rename-folder": (lambda r: _rename(r, "pkg", "lib"), False),
+    "move-into-ignored": (lambda r: _rename(r, "pkg/mod.py", "gen/mod.py"), False),
+    "new-folder": (
+        lambda r: (
+            write(r, {"fresh/a.py": "def fresh_a():\n    pass\n", "fresh/sub/b.py": "def fresh_b():\n    pass\n"})
+            or {"fresh", "fresh/a.py", "fresh/sub", "fresh/sub/b.py"}
+        ),
+        False,
+    ),
+    "delete-folder": (
+        lambda r: shutil.rmtree(r / "pkg") or {"pkg", "pkg/mod.py", "pkg/deep", "pkg/deep/leaf.py"},
+        False,
+    ),
+    "shrink-too-large": (lambda r: (r / "huge.py").write_text("def huge_blob():\n    pass\n") and {"huge.py"}, False),
+    "grow-too-large": (lambda r: (r / "app/core.py").write_text("# x\n" * 1000) and {"app/core.py"}, False),
+    "file-becomes-folder": (
+        lambda r: (
+            (r / "app/util.py").unlink()
+            or write(r, {"app/util.py/x.py": "def inner():\n    pass\n"})
+            or {"app/util.py", "app/util.py/x.py"}
+        ),
+        False,
+    ),
+    "in-ignored-folder": (lambda r: write(r, {"gen/more.py": "def more():\n    pass\n"}) or {"gen/more.py"}, False),
+    "in-node-modules": (lambda r: write(r, {"node_modules/lib/b.js": "x\n"}) or {"node_modules/lib/b.js"}, False),
+    "in-git": (lambda r: write(r, {".git/index": "x"}) or {".git/index"}, False),
+    "new-ignored-folder": (
+        lambda r: write(r, {".tox/app.py": "def built():\n    pass\n"}) or {".tox", ".tox/app.py"},
+        False,
+    ),
+    "gitignore-edit": (lambda r: (r / ".gitignore").write_text("# nothing\n") and {".gitignore"}, True),
+    "codepithignore-new": (lambda r: (r / ".codepithignore").write_text("app/\n") and {".codepithignore"}, True),
+    "build-marker-appears": (lambda r: (r / "pkg/CMakeCache.txt").write_text("x\n") and {"pkg/CMakeCache.txt"}, False),
+    "manifest-beside-dist": (lambda r: (r / "web/package.json").write_text("{}\n") and {"web/package.json"}, False),
+    "git-info-exclude": (
+        lambda r: write(r, {".git/info/exclude": "app/\n"}) or {".git/info/exclude"},
+        True,
+    ),
+    "virtualenv-appears": (lambda r: (r / "pkg/pyvenv.cfg").write_text("home = /usr\n") and {"pkg/pyvenv.cfg"}, True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHANGES))
+def test_change_set_equals_a_full_walk(tmp_path: Path, model, monkeypatch, name: str) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("CODEPITH_MAX_FILE_BYTES", "2000")
+    write(tmp_path, TREE)
+    index = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
+    data = index._data[0]
+    change, walks = CHANGES[name]
+    paths = change(tmp_path)
+    stats = build.refresh(data, model, changed=paths)
+    assert stats.walked == walks
+    full = _full(tmp_path, model)
+    assert _state(data) == _state(full)
+    assert (stats.files, stats.chunks) == (sum(1 for r in full.files.values() if not r.skip), full.n_chunks)
+    if name.startswith(("in-", "new-ignored")):
+        assert not stats.dirty, "a change the walk never sees costs nothing"
+    # and the stat shortcut stays safe afterwards: a later unwatched check still sees the truth
+    (tmp_path / "app/late.py").write_text("def late_arrival():\n    pass\n")
+    build.refresh(data, model)
+    assert _state(data) == _state(_full(tmp_path, model))
+
+
+def test_symlinked_region_walks(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, {"real/a.py": "def real_a():\n    pass\n", "other/b.py": "def other_b():\n    pass\n"})
+    os.symlink(tmp_path / "real", tmp_path / "alias")
+    index = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
+    data = index._data[0]
+    write(tmp_path, {"real/c.py": "def real_c():\n    pass\n"})
+    stats = build.refresh(data, model, changed={"real/c.py"})
+    assert stats.walked, "a link's target changed: only a walk knows what the link shows"
+    assert _state(data) == _state(_full(tmp_path, model))
+    write(tmp_path, {"other/d.py": "def other_d():\n    pass\n"})
+    assert not build.refresh(data, model, changed={"other/d.py"}).walked
+    assert _state(data) == _state(_full(tmp_path, model))
+
+
+def test_many_changes_walk_once(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    from codepith.index import changes
+
+    write(tmp_path, {f"m/f{i}.py": f"def f_{i}():\n    return {i}\n" for i in range(changes.MAX_REGIONS + 1)})
+    index = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
+    for i in range(changes.MAX_REGIONS + 1):
+        (tmp_path / f"m/f{i}.py").write_text(f"def g_{i}():\n    return {i}\n")
+    stats = build.refresh(index._data[0], model, changed={f"m/f{i}.py" for i in range(changes.MAX_REGIONS + 1)})
+    assert stats.walked and stats.changed == changes.MAX_REGIONS + 1
+
+
+# -- the watcher, for real ----------------------------------------------------------------------------
+
+
+def _symbols(index: codepith.Index, query: str, path: str | None = None) -> set[str]:
+    hits = index.search(query, top_k=20, refresh=False)
+    return {s for r in hits for s in r.chunk.symbols if path is None or r.chunk.file_path == path}
+
+
+def test_watched_index_applies_only_what_moved(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, TREE)
+    index = codepith.Index.from_path(tmp_path, model=model, watch=True, use_cache=False)
+    try:
+        assert index.watching
+        # each change is in the very next refresh: the watcher's barrier lets nothing lag behind
+        (tmp_path / "app/core.py").write_text("def core_exit():\n    return 9\n")
+        stats = index.refresh()[0]
+        assert not stats.walked and stats.changed == 1
+        assert "core_exit" in _symbols(index, "core exit")
+        write(tmp_path, {"lib2/x.py": "def second_lib():\n    pass\n"})
+        stats = index.refresh()[0]
+        assert not stats.walked and stats.added == 1
+        assert "second_lib" in _symbols(index, "second lib")
+        os.rename(tmp_path / "pkg", tmp_path / "moved")
+        stats = index.refresh()[0]
+        assert not stats.walked and stats.added == 2 and stats.removed == 2
+        assert "deep_leaf" in _symbols(index, "deep leaf", "moved/deep/leaf.py")
+        (tmp_path / "app/util.py").unlink()
+        stats = index.refresh()[0]
+        assert not stats.walked and stats.removed == 1
+        assert "util_helper" not in _symbols(index, "util helper")
+        (tmp_path / ".gitignore").write_text("# nothing ignored now\n")
+        stats = index.refresh()[0]
+        assert stats.walked, "an ignore file changed: the tree is walked again"
+        assert "generated_output" in _symbols(index, "generated output")
+        assert _state(index._data[0]) == _state(_full(tmp_path, model))
+        # churn where the walk never looks costs no work at all
+        write(tmp_path, {"node_modules/lib/more.js": "x\n", ".git/objects/ab": "x", ".tox/bundle.py": "x = 1\n"})
+        stats = index.refresh()[0]
+        assert not stats.dirty and not stats.walked
+        stats = index.refresh()[0]
+        assert not stats.dirty and not stats.walked
+    finally:
+        index.close()
+    assert not index.watching
+
+
+def test_undecodable_name_under_a_watcher_stays_right(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, TREE)
+    index = codepith.Index.from_path(tmp_path, model=model, watch=True, use_cache=False)
+    try:
+        with open(os.path.join(os.fsencode(tmp_path), b"app", b"odd\xffname.py"), "w") as fh:
+            fh.write("def oddly_named():\n    pass\n")
+        stats = index.refresh()[0]
+        assert stats.added == 1, "the watcher cannot name the file: the tree is checked instead"
+        assert "oddly_named" in _symbols(index, "oddly named")
+        # reading that file trips the backend again, so it is restarted a few times, then given up;
+        # answers stay right throughout
+        for i in range(5):
+            (tmp_path / "app/core.py").write_text(f"def core_exit_{i}():\n    return 9\n")
+            assert index.refresh()[0].changed == 1
+            assert f"core_exit_{i}" in _symbols(index, "core exit")
+    finally:
+        index.close()
+
+
+def test_failed_watcher_falls_back_to_the_stat_check(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import watchfiles._rust_notify as rust
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(rust, "RustNotify", refuse)
+    write(tmp_path, TREE)
+    index = codepith.Index.from_path(tmp_path, model=model, watch=True, use_cache=False)
+    assert not index.watching
+    (tmp_path / "app/core.py").write_text("def core_exit():\n    return 9\n")
+    names = {s for r in index.search("core exit", top_k=20) for s in r.chunk.symbols}
+    assert "core_exit" in names, "no watcher: the next search checks the files itself"
+
+
+@pytest.mark.parametrize("how", ["backend-closed", "barrier-lost"])
+def test_watcher_failing_later_falls_back(tmp_path: Path, tmp_path_factory, model, monkeypatch, how: str) -> None:  # type: ignore[no-untyped-def]
+    from codepith.files import watch
+
+    write(tmp_path, TREE)
+    index = codepith.Index.from_path(tmp_path, model=model, watch=True, use_cache=False)
+    watcher = index._watchers[0]
+    assert watcher is not None and watcher.alive
+    monkeypatch.setattr(watch, "MAX_RESTARTS", 0)  # (a restart is tested with an undecodable name)
+    if how == "backend-closed":
+        watcher._notify.close()  # the platform watcher goes away under it: its next wait raises
+    else:  # the sentinel's event never arrives (a backend that drops events)
+        monkeypatch.setattr(watch, "BARRIER_SECONDS", 0.2)
+        monkeypatch.setattr(watch.TreeWatcher, "_open", lambda self: False)
+        watcher._folder = str(tmp_path_factory.mktemp("nowhere"))  # the sentinel lands where nobody watches
+    (tmp_path / "app/core.py").write_text("def core_exit():\n    return 9\n")
+    names = {s for r in index.search("core exit", top_k=20) for s in r.chunk.symbols}
+    assert "core_exit" in names
+    assert not index.watching
+
+
+# -- a new process: the saved freshness state spares it the walk -----------------------------------
+
+
+def _age(root: Path, seconds: int = 600) -> None:
+    past = time.time_ns() - seconds * 1_000_000_000
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in filenames + dirnames:
+            os.utime(os.path.join(dirpath, n), ns=(past, past), follow_symlinks=False)
+    os.utime(root, ns=(past, past))
+
+
+@pytest.mark.parametrize("name", sorted(CHANGES))
+def test_reloaded_index_checks_without_walking_and_misses_nothing(
+    tmp_path: Path, model, monkeypatch, name: str
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("CODEPITH_MAX_FILE_BYTES", "2000")
+    root = tmp_path / "repo"
+    write(root, TREE)
+    _age(root)
+    codepith.Index.from_path(root, model=model)  # builds and saves, as `codepith index` would
+    again = codepith.Index.from_path(root, model=model)  # a new CLI process: loads, checks, no walk
+    assert not again.last_stats[0].walked and not again.last_stats[0].dirty
+    change, _ = CHANGES[name]
+    change(root)
+    later = codepith.Index.from_path(root, model=model)
+    assert _state(later._data[0]) == _state(_full(root, model))
+    assert [c for c in later.chunks] == [c for c in codepith.Index.from_path(root, model=model, use_cache=False).chunks]
+    assert np.isfinite(later.corpus.vectors).all()
