@@ -8,7 +8,9 @@ import numpy as np
 
 from codepith.index.corpus import Corpus
 from codepith.model.loader import StaticModel
+from codepith.search.evidence import Bonuses, gather
 from codepith.search.fusion import rrf, top_indices
+from codepith.search.issue import analyze_issue, is_long_query
 from codepith.search.query import Query, bound_query, parse_query
 from codepith.search.ranking import is_wiring, path_match_ratio, path_penalty, stem_matches_symbol
 from codepith.search.result import SearchResult
@@ -84,6 +86,27 @@ def _boost_path_words(corpus: Corpus, query: Query, scores: dict[int, float], to
             scores[idx] += PATH_WORDS * top * ratio
 
 
+def _apply_evidence(
+    corpus: Corpus, bonuses: Bonuses, scores: dict[int, float], lex: np.ndarray | None, top: float
+) -> None:
+    """An issue's clues: chunk bonuses as they come; a file bonus goes to that file's best chunk so far
+    (or, when retrieval found none of it, its best lexical match)."""
+    for idx, amount in bonuses.chunks.items():
+        scores[idx] = scores.get(idx, 0.0) + amount * top
+    for path, amount in bonuses.files.items():
+        members = corpus.chunk_indices(path)
+        if not members:
+            continue
+        held = [i for i in members if i in scores]
+        if held:
+            best = max(held, key=lambda i: scores[i])
+        elif lex is not None:
+            best = max(members, key=lambda i: float(lex[i]))
+        else:
+            best = members[0]
+        scores[best] = scores.get(best, 0.0) + amount * top
+
+
 def _select(corpus: Corpus, scores: dict[int, float], top_k: int) -> list[tuple[float, int]]:
     """Best first, each further chunk of an already-chosen file discounted, so ten results show
     several places rather than one file ten times."""
@@ -124,8 +147,10 @@ def search(
         return []
     lex_rank = np.empty(0, dtype=np.int64)
     dense_rank = np.empty(0, dtype=np.int64)
+    lex = None
     if mode in ("hybrid", "lexical") and query.terms:
-        lex_rank = top_indices(lexical_scores(corpus, query), CANDIDATES, positive_only=True)
+        lex = lexical_scores(corpus, query)
+        lex_rank = top_indices(lex, CANDIDATES, positive_only=True)
     if mode in ("hybrid", "dense"):
         dense_rank = top_indices(dense_scores(corpus, model, query), CANDIDATES, positive_only=True)
     alpha = ALPHA_SYMBOL if query.symbol_like else ALPHA_WORDS
@@ -139,11 +164,14 @@ def search(
     if mode == "hybrid":
         top = max(scores.values())
         _boost_coherent_files(corpus, scores, top)
-        names = _named_symbols(corpus, query)
-        if names:
-            _boost_definitions(
-                corpus, query, names, scores, top * (DEFINITION if query.symbol_like else EMBEDDED_DEFINITION)
-            )
+        if query.issue:
+            _apply_evidence(corpus, gather(corpus, analyze_issue(text)), scores, lex, top)
+        else:
+            names = _named_symbols(corpus, query)
+            if names:
+                _boost_definitions(
+                    corpus, query, names, scores, top * (DEFINITION if query.symbol_like else EMBEDDED_DEFINITION)
+                )
         if not query.symbol_like:
             _boost_path_words(corpus, query, scores, top)
         for idx in scores:

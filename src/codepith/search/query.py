@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from codepith.index.tokens import STOPWORDS, query_terms
+from codepith.search.issue import is_long_query
 
 # A bare or qualified identifier: Foo::bar, a.b.c, $x->y, _private, getUserById, HTTPError, Depends
 _SYMBOL = re.compile(
@@ -30,6 +31,7 @@ class Query:
     names: tuple[str, ...]  # identifiers whose definitions are wanted (the symbol, or ones embedded in words)
     keywords: tuple[str, ...]  # lower-case words for path matching (stop words dropped)
     capitalised: tuple[str, ...] = ()  # Capitalised words after the first: maybe type names
+    issue: bool = False  # an issue-sized text (long or several lines): read for evidence, not as a phrase
 
 
 def bound_query(text: str, limit: int = MAX_QUERY_CHARS) -> tuple[str, str | None]:
@@ -63,10 +65,13 @@ def parse_query(text: str) -> Query:
             names.append(bare)
     else:
         names.extend(dict.fromkeys(_EMBEDDED.findall(stripped)))
+    issue = not symbol_like and is_long_query(stripped)
+    # an issue's file-name clues come from its title; its body names too many things
+    headline = stripped.split("\n", 1)[0] if issue else stripped
     keywords = tuple(
         dict.fromkeys(
             w.lower()
-            for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", stripped)
+            for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", headline)
             if len(w) > 2 and w.lower() not in STOPWORDS
         )
     )
@@ -77,4 +82,5 @@ def parse_query(text: str) -> Query:
         names=tuple(names),
         keywords=keywords,
         capitalised=tuple(dict.fromkeys(re.findall(r"\b[A-Z][A-Za-z0-9]+\b", stripped))),
+        issue=issue,
     )

@@ -1,0 +1,192 @@
+"""Match an issue's evidence (``search/issue.py``) against a corpus and turn it into chunk bonuses.
+
+Each clue becomes a bonus in units of the fused list's top score, as the other re-ranking signals
+are: a traceback frame inside the repository points at the chunk holding its line, a mentioned path
+or module at its file, a quoted message or option name at the chunks that hold that literal text,
+an identifier from the issue's code at the chunks that define it. Clues that point everywhere (a
+name fifty chunks define, a phrase in every file) are worth little and are dropped.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import weakref
+
+from codepith.index.corpus import Corpus
+from codepith.search.issue import COMMON_EXCEPTIONS, IssueEvidence
+from codepith.search.ranking import is_test_path
+
+FRAME = 1.0  # a traceback frame inside the repository: the chunk holding its line (or function)
+DEEPEST = 0.5  # ... more for the innermost frame in the repository, where the error surfaced
+MENTION = 0.6  # a file path or module the text names
+NAME = 0.6  # an identifier from the issue's code that the corpus defines (scaled by where it appeared)
+PHRASE = 0.8  # a message or option name the code holds literally
+MAX_DEFS = 8  # a name defined more often than this says little about where to look
+MAX_PHRASE_HITS = 6
+
+_SUFFIXES: weakref.WeakKeyDictionary[Corpus, dict[str, list[str]]] = weakref.WeakKeyDictionary()
+_PACKAGE_FILES = ("__init__", "index", "mod", "lib", "main")
+
+
+def _by_name(corpus: Corpus) -> dict[str, list[str]]:
+    """File name -> the corpus files with that name (built once per corpus)."""
+    got = _SUFFIXES.get(corpus)
+    if got is None:
+        got = {}
+        for f in corpus.files:
+            got.setdefault(f.rsplit("/", 1)[-1], []).append(f)
+        _SUFFIXES[corpus] = got
+    return got
+
+
+def resolve_path(corpus: Corpus, path: str) -> list[str]:
+    """Corpus files a mentioned path means: the one sharing the longest run of trailing folders.
+    ``/site-packages/requests/models.py`` -> ``requests/models.py``; ``flask/cli.py`` -> ``src/flask/cli.py``.
+    A bare file name counts only when one file has it."""
+    parts = [p for p in path.split("/") if p and p not in (".", "..")]
+    if not parts:
+        return []
+    cands = _by_name(corpus).get(parts[-1], [])
+    if not cands:
+        return []
+    best: list[str] = []
+    best_n = 0
+    for f in cands:
+        fparts = f.split("/")
+        n = 0
+        while n < min(len(parts), len(fparts)) and parts[-1 - n] == fparts[-1 - n]:
+            n += 1
+        if n > best_n:
+            best, best_n = [f], n
+        elif n == best_n:
+            best.append(f)
+    if best_n == 1 and len(parts) > 1 and len(best) > 1:
+        return []  # only the file name agrees, and several files have it
+    if best_n == 1 and len(best) > 2:
+        return []
+    return best
+
+
+def resolve_module(corpus: Corpus, dotted: str) -> tuple[list[str], list[str]]:
+    """A dotted name as a module path plus the names after it: ``pylint.checkers.similar`` ->
+    ``pylint/checkers/similar.py``; ``flask.Config.from_file`` -> (``src/flask/__init__.py``,
+    [Config, from_file]). Tries the longest prefix first."""
+    parts = dotted.split(".")
+    index = _by_name(corpus)
+    for k in range(len(parts), 0, -1):
+        stem_path = "/".join(parts[:k])
+        hits: list[str] = []
+        for name, files in index.items():
+            base = name.rsplit(".", 1)[0]
+            if base == parts[k - 1]:
+                hits.extend(f for f in files if f.rsplit(".", 1)[0].endswith(stem_path))
+            elif base in _PACKAGE_FILES:
+                hits.extend(f for f in files if f.rsplit("/", 1)[0].endswith(stem_path))
+        hits = [h for h in hits if len(h.rsplit(".", 1)[0].split("/")) >= k]
+        if hits and (k >= 2 or len(hits) <= 2):
+            return hits, parts[k:]
+    return [], parts
+
+
+def _fragments(phrase: str) -> list[str]:
+    """Literal pieces of a message worth finding in code: runs between quoted values and
+    placeholders, at least three words or twelve characters long."""
+    pieces = re.split(r"'[^']*'|\"[^\"]*\"|`[^`]*`|\{[^}]*\}|%\w|\d+(?:\.\d+)*|[()\[\]]", phrase)
+    out = []
+    for p in pieces:
+        p = p.strip(" :,.;-")
+        if len(p) >= 12 and (p.count(" ") >= 2 or "-" in p) or ("-" in p and " " not in p and len(p) >= 6):
+            out.append(p)
+    return out
+
+
+class Bonuses:
+    """Chunk index -> bonus in units of the top score, with the file each clue named."""
+
+    def __init__(self) -> None:
+        self.chunks: dict[int, float] = {}
+        self.files: dict[str, float] = {}
+
+    def add(self, idx: int, amount: float) -> None:
+        self.chunks[idx] = self.chunks.get(idx, 0.0) + amount
+
+    def add_file(self, path: str, amount: float) -> None:
+        self.files[path] = max(self.files.get(path, 0.0), amount)
+
+
+def gather(corpus: Corpus, ev: IssueEvidence) -> Bonuses:
+    out = Bonuses()
+    # traceback frames and mentioned files
+    frames_in_repo = []
+    for fr in ev.places:
+        files = resolve_path(corpus, fr.path)
+        if len(files) != 1:
+            continue
+        if fr.in_traceback and fr.line is not None:
+            frames_in_repo.append((files[0], fr))
+        else:
+            out.add_file(files[0], MENTION)
+            if fr.line is not None:
+                idx = corpus.chunk_at(files[0], fr.line)
+                if idx is not None:
+                    out.add(idx, MENTION)
+    for n, (path, fr) in enumerate(frames_in_repo):
+        idx = None
+        if fr.function:
+            defs = [
+                i for i in corpus.chunk_indices(path) if fr.function in corpus.chunks[i].symbols
+            ]
+            if defs:
+                idx = min(defs, key=lambda i: abs(corpus.chunks[i].start_line - (fr.line or 0)))
+        if idx is None and fr.line is not None:
+            idx = corpus.chunk_at(path, fr.line)
+        weight = FRAME + (DEEPEST if n == len(frames_in_repo) - 1 else 0.0)
+        out.add_file(path, MENTION)
+        if idx is not None:
+            out.add(idx, weight)
+    # modules and qualified names
+    names: dict[str, float] = dict(ev.code_names)
+    for dotted in ev.dotted:
+        files, rest = resolve_module(corpus, dotted)
+        if 0 < len(files) <= 2:
+            for f in files:
+                out.add_file(f, MENTION * (0.5 if rest else 1.0))
+        for r in rest[-2:]:
+            if len(r) > 2:
+                names[r] = max(names.get(r, 0.0), 2.0)
+    for t in ev.tests:
+        subject = re.sub(r"^test_|_test$|^Test|Tests?$", "", t)
+        if subject and subject != t and len(subject) > 3:
+            names[subject] = max(names.get(subject, 0.0), 1.0)
+    for exc in ev.exceptions:
+        if exc not in COMMON_EXCEPTIONS:
+            names[exc] = max(names.get(exc, 0.0), 1.0)
+    # definitions of named identifiers: exact case, few definitions, non-test code
+    for name, w in names.items():
+        defs = corpus.definitions.get(name.lower())
+        if not defs:
+            continue
+        exact = [i for i in defs if name in corpus.chunks[i].symbols]
+        if not exact or len(exact) > MAX_DEFS:
+            continue
+        amount = NAME * (w / 3.0) / math.sqrt(len(exact))
+        for i in exact:
+            out.add(i, amount)
+    # literal messages and option names
+    seen: set[str] = set()
+    for phrase in ev.phrases:
+        for frag in _fragments(phrase):
+            if frag in seen:
+                continue
+            seen.add(frag)
+            variants = {frag, frag.replace("-", "_")} if " " not in frag else {frag}
+            hits = [
+                i
+                for i, c in enumerate(corpus.chunks)
+                if any(v in c.content for v in variants) and not is_test_path(c.file_path)
+            ]
+            if 0 < len(hits) <= MAX_PHRASE_HITS:
+                for i in hits:
+                    out.add(i, PHRASE / math.sqrt(len(hits)))
+    return out
