@@ -30,7 +30,7 @@ SATURATION = 0.5  # each further chunk from an already-listed file counts this m
 
 
 def lexical_scores(corpus: Corpus, query: Query) -> np.ndarray:
-    return corpus.bm25.scores(query.terms)
+    return corpus.bm25.scores(query.terms, query.weights)
 
 
 def dense_scores(corpus: Corpus, model: StaticModel, query: Query) -> np.ndarray:

@@ -13,7 +13,10 @@ import math
 import re
 import weakref
 
+import numpy as np
+
 from codepith.index.corpus import Corpus
+from codepith.index.tokens import tokenize
 from codepith.search.issue import COMMON_EXCEPTIONS, IssueEvidence
 from codepith.search.ranking import is_test_path
 
@@ -25,18 +28,33 @@ PHRASE = 0.8  # a message or option name the code holds literally
 MAX_DEFS = 8  # a name defined more often than this says little about where to look
 MAX_PHRASE_HITS = 6
 
-_SUFFIXES: weakref.WeakKeyDictionary[Corpus, dict[str, list[str]]] = weakref.WeakKeyDictionary()
-_PACKAGE_FILES = ("__init__", "index", "mod", "lib", "main")
+_PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib", "main"})
 
 
-def _by_name(corpus: Corpus) -> dict[str, list[str]]:
-    """File name -> the corpus files with that name (built once per corpus)."""
-    got = _SUFFIXES.get(corpus)
-    if got is None:
-        got = {}
+class _FileNames:
+    """Per-corpus lookups, built once: file name -> files, and module name -> (module path, file)."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.by_name: dict[str, list[str]] = {}
+        self.modules: dict[str, list[tuple[str, str]]] = {}
         for f in corpus.files:
-            got.setdefault(f.rsplit("/", 1)[-1], []).append(f)
-        _SUFFIXES[corpus] = got
+            name = f.rsplit("/", 1)[-1]
+            self.by_name.setdefault(name, []).append(f)
+            mod = f.rsplit(".", 1)[0] if "." in name else f
+            last = mod.rsplit("/", 1)[-1]
+            if last in _PACKAGE_FILES and "/" in mod:
+                mod = mod.rsplit("/", 1)[0]  # a package's own file stands for the package
+                last = mod.rsplit("/", 1)[-1]
+            self.modules.setdefault(last, []).append((mod, f))
+
+
+_NAMES: weakref.WeakKeyDictionary[Corpus, _FileNames] = weakref.WeakKeyDictionary()
+
+
+def _names(corpus: Corpus) -> _FileNames:
+    got = _NAMES.get(corpus)
+    if got is None:
+        got = _NAMES[corpus] = _FileNames(corpus)
     return got
 
 
@@ -47,7 +65,7 @@ def resolve_path(corpus: Corpus, path: str) -> list[str]:
     parts = [p for p in path.split("/") if p and p not in (".", "..")]
     if not parts:
         return []
-    cands = _by_name(corpus).get(parts[-1], [])
+    cands = _names(corpus).by_name.get(parts[-1], [])
     if not cands:
         return []
     best: list[str] = []
@@ -73,18 +91,11 @@ def resolve_module(corpus: Corpus, dotted: str) -> tuple[list[str], list[str]]:
     ``pylint/checkers/similar.py``; ``flask.Config.from_file`` -> (``src/flask/__init__.py``,
     [Config, from_file]). Tries the longest prefix first."""
     parts = dotted.split(".")
-    index = _by_name(corpus)
-    for k in range(len(parts), 0, -1):
+    modules = _names(corpus).modules
+    for k in range(len(parts), 1, -1):  # one bare name (``app.run``) is more often a variable than a module
         stem_path = "/".join(parts[:k])
-        hits: list[str] = []
-        for name, files in index.items():
-            base = name.rsplit(".", 1)[0]
-            if base == parts[k - 1]:
-                hits.extend(f for f in files if f.rsplit(".", 1)[0].endswith(stem_path))
-            elif base in _PACKAGE_FILES:
-                hits.extend(f for f in files if f.rsplit("/", 1)[0].endswith(stem_path))
-        hits = [h for h in hits if len(h.rsplit(".", 1)[0].split("/")) >= k]
-        if hits and (k >= 2 or len(hits) <= 2):
+        hits = [f for mod, f in modules.get(parts[k - 1], []) if mod == stem_path or mod.endswith("/" + stem_path)]
+        if hits:
             return hits, parts[k:]
     return [], parts
 
@@ -99,6 +110,16 @@ def _fragments(phrase: str) -> list[str]:
         if len(p) >= 12 and (p.count(" ") >= 2 or "-" in p) or ("-" in p and " " not in p and len(p) >= 6):
             out.append(p)
     return out
+
+
+def _holding_rarest_word(corpus: Corpus, text: str) -> list[int]:
+    """Chunks that hold the rarest word of the text (a cheap filter before the substring test)."""
+    best: np.ndarray | None = None
+    for tok in tokenize(text):
+        docs, _ = corpus.bm25.postings(tok)
+        if best is None or len(docs) < len(best):
+            best = docs
+    return [] if best is None else best.tolist()
 
 
 class Bonuses:
@@ -165,7 +186,7 @@ def gather(corpus: Corpus, ev: IssueEvidence) -> Bonuses:
     # definitions of named identifiers: exact case, few definitions, non-test code
     for name, w in names.items():
         defs = corpus.definitions.get(name.lower())
-        if not defs:
+        if not defs or len(defs) > 4 * MAX_DEFS:
             continue
         exact = [i for i in defs if name in corpus.chunks[i].symbols]
         if not exact or len(exact) > MAX_DEFS:
@@ -183,8 +204,8 @@ def gather(corpus: Corpus, ev: IssueEvidence) -> Bonuses:
             variants = {frag, frag.replace("-", "_")} if " " not in frag else {frag}
             hits = [
                 i
-                for i, c in enumerate(corpus.chunks)
-                if any(v in c.content for v in variants) and not is_test_path(c.file_path)
+                for i in _holding_rarest_word(corpus, frag)
+                if any(v in corpus.chunks[i].content for v in variants) and not is_test_path(corpus.chunks[i].file_path)
             ]
             if 0 < len(hits) <= MAX_PHRASE_HITS:
                 for i in hits:

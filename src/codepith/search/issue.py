@@ -81,6 +81,14 @@ def is_long_query(text: str) -> bool:
     return len(stripped) >= LONG_QUERY_CHARS or stripped.count("\n") >= 2
 
 
+def focus_text(text: str) -> str:
+    """The part of an issue that names its subject: the title and the inline code spans."""
+    text = text.replace("\r\n", "\n")
+    title = text.strip().split("\n", 1)[0]
+    spans = [m.group(1) for m in _CODE_SPAN.finditer(_FENCE.sub(" ", text))]
+    return " ".join([title, *spans])
+
+
 def _norm_path(raw: str) -> str:
     p = raw.replace("\\", "/")
     p = re.sub(r"^(?:file:/+|[A-Za-z]:/)", "", p)

@@ -6,7 +6,9 @@ import re
 from dataclasses import dataclass
 
 from codepith.index.tokens import STOPWORDS, query_terms
-from codepith.search.issue import is_long_query
+from codepith.search.issue import focus_text, is_long_query
+
+PROSE_WEIGHT = 0.5  # an issue's words outside its title and code spans: context, not the subject
 
 # A bare or qualified identifier: Foo::bar, a.b.c, $x->y, _private, getUserById, HTTPError, Depends
 _SYMBOL = re.compile(
@@ -32,6 +34,7 @@ class Query:
     keywords: tuple[str, ...]  # lower-case words for path matching (stop words dropped)
     capitalised: tuple[str, ...] = ()  # Capitalised words after the first: maybe type names
     issue: bool = False  # an issue-sized text (long or several lines): read for evidence, not as a phrase
+    weights: tuple[float, ...] | None = None  # per-term BM25 weights (issues: the body's words count less)
 
 
 def bound_query(text: str, limit: int = MAX_QUERY_CHARS) -> tuple[str, str | None]:
@@ -75,9 +78,15 @@ def parse_query(text: str) -> Query:
             if len(w) > 2 and w.lower() not in STOPWORDS
         )
     )
+    terms = tuple(query_terms(text))
+    weights = None
+    if issue:
+        focus = set(query_terms(focus_text(stripped)))
+        weights = tuple(1.0 if t in focus else PROSE_WEIGHT for t in terms)
     return Query(
         text=text,
-        terms=tuple(query_terms(text)),
+        terms=terms,
+        weights=weights,
         symbol_like=symbol_like,
         names=tuple(names),
         keywords=keywords,
