@@ -21,7 +21,6 @@ from codepith.search.issue import COMMON_EXCEPTIONS, IssueEvidence
 from codepith.search.ranking import is_test_path
 
 FRAME = 1.0  # a traceback frame inside the repository: the chunk holding its line (or function)
-DEEPEST = 0.5  # ... more for the innermost frame in the repository, where the error surfaced
 MENTION = 0.6  # a file path or module the text names
 NAME = 0.6  # an identifier from the issue's code that the corpus defines (scaled by where it appeared)
 PHRASE = 0.8  # a message or option name the code holds literally
@@ -152,7 +151,7 @@ def gather(corpus: Corpus, ev: IssueEvidence) -> Bonuses:
                 idx = corpus.chunk_at(files[0], fr.line)
                 if idx is not None:
                     out.add(idx, MENTION)
-    for n, (path, fr) in enumerate(frames_in_repo):
+    for path, fr in frames_in_repo:
         idx = None
         if fr.function:
             defs = [
@@ -162,7 +161,8 @@ def gather(corpus: Corpus, ev: IssueEvidence) -> Bonuses:
                 idx = min(defs, key=lambda i: abs(corpus.chunks[i].start_line - (fr.line or 0)))
         if idx is None and fr.line is not None:
             idx = corpus.chunk_at(path, fr.line)
-        weight = FRAME + (DEEPEST if n == len(frames_in_repo) - 1 else 0.0)
+        # every frame alike: the innermost one is often a helper or a vendored library, the fix in its caller
+        weight = FRAME
         out.add_file(path, MENTION)
         if idx is not None:
             out.add(idx, weight)
