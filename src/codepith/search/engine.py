@@ -10,7 +10,7 @@ from codepith.index.corpus import Corpus
 from codepith.model.loader import StaticModel
 from codepith.search.evidence import Bonuses, gather
 from codepith.search.fusion import rrf, top_indices
-from codepith.search.issue import analyze_issue, is_long_query
+from codepith.search.issue import analyze_issue
 from codepith.search.query import Query, bound_query, parse_query
 from codepith.search.ranking import is_wiring, path_match_ratio, path_penalty, stem_matches_symbol
 from codepith.search.result import SearchResult

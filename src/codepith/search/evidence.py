@@ -22,7 +22,7 @@ from codepith.search.ranking import is_test_path
 
 FRAME = 1.0  # a traceback frame inside the repository: the chunk holding its line (or function)
 MENTION = 0.6  # a file path or module the text names
-NAME = 0.6  # an identifier from the issue's code that the corpus defines (scaled by where it appeared)
+NAME = 1.0  # an identifier from the issue's code that the corpus defines (scaled by where it appeared)
 PHRASE = 0.8  # a message or option name the code holds literally
 MAX_DEFS = 8  # a name defined more often than this says little about where to look
 MAX_PHRASE_HITS = 6
@@ -154,9 +154,7 @@ def gather(corpus: Corpus, ev: IssueEvidence) -> Bonuses:
     for path, fr in frames_in_repo:
         idx = None
         if fr.function:
-            defs = [
-                i for i in corpus.chunk_indices(path) if fr.function in corpus.chunks[i].symbols
-            ]
+            defs = [i for i in corpus.chunk_indices(path) if fr.function in corpus.chunks[i].symbols]
             if defs:
                 idx = min(defs, key=lambda i: abs(corpus.chunks[i].start_line - (fr.line or 0)))
         if idx is None and fr.line is not None:
@@ -185,10 +183,10 @@ def gather(corpus: Corpus, ev: IssueEvidence) -> Bonuses:
             names[exc] = max(names.get(exc, 0.0), 1.0)
     # definitions of named identifiers: exact case, few definitions, non-test code
     for name, w in names.items():
-        defs = corpus.definitions.get(name.lower())
-        if not defs or len(defs) > 4 * MAX_DEFS:
+        named = corpus.definitions.get(name.lower())
+        if not named or len(named) > 4 * MAX_DEFS:
             continue
-        exact = [i for i in defs if name in corpus.chunks[i].symbols]
+        exact = [i for i in named if name in corpus.chunks[i].symbols]
         if not exact or len(exact) > MAX_DEFS:
             continue
         amount = NAME * (w / 3.0) / math.sqrt(len(exact))
@@ -202,12 +200,12 @@ def gather(corpus: Corpus, ev: IssueEvidence) -> Bonuses:
                 continue
             seen.add(frag)
             variants = {frag, frag.replace("-", "_")} if " " not in frag else {frag}
-            hits = [
+            found = [
                 i
                 for i in _holding_rarest_word(corpus, frag)
                 if any(v in corpus.chunks[i].content for v in variants) and not is_test_path(corpus.chunks[i].file_path)
             ]
-            if 0 < len(hits) <= MAX_PHRASE_HITS:
-                for i in hits:
-                    out.add(i, PHRASE / math.sqrt(len(hits)))
+            if 0 < len(found) <= MAX_PHRASE_HITS:
+                for i in found:
+                    out.add(i, PHRASE / math.sqrt(len(found)))
     return out

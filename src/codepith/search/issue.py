@@ -100,9 +100,9 @@ def _norm_path(raw: str) -> str:
 def _places(text: str) -> list[Frame]:
     out: list[Frame] = []
     for m in _JVM_FRAME.finditer(text):
-        qual, fname, line = m.group(1), m.group(2), int(m.group(3))
+        qual, fname, lineno = m.group(1), m.group(2), int(m.group(3))
         pkg = qual.rsplit(".", 2)[0].replace(".", "/")
-        out.append(Frame(f"{pkg}/{fname}", line, qual.rsplit(".", 1)[-1], True))
+        out.append(Frame(f"{pkg}/{fname}", lineno, qual.rsplit(".", 1)[-1], True))
     for m in _JS_FRAME.finditer(text):
         out.append(Frame(_norm_path(m.group(2)), int(m.group(3)), m.group(1).rsplit(".", 1)[-1], True))
     for m in _PATH.finditer(text):
@@ -127,20 +127,12 @@ def _places(text: str) -> list[Frame]:
     return out
 
 
-def _code_texts(text: str) -> list[str]:
-    blocks = [m.group(1) for m in _FENCE.finditer(text)]
-    outside = _FENCE.sub(" ", text)
-    spans = [m.group(1) for m in _CODE_SPAN.finditer(outside)]
-    return spans + blocks
-
-
 def analyze_issue(text: str) -> IssueEvidence:
     """Read the evidence out of an issue-sized query (cheap: a few regular expressions)."""
     text = text.replace("\r\n", "\n")
     lines = [ln for ln in text.split("\n") if ln.strip()]
     title = lines[0].strip() if lines else ""
     places = _places(text)
-    codes = _code_texts(text)
     # identifiers: title's code spans first, then frames' functions, then code spans, then code blocks
     names: dict[str, float] = {}
 
