@@ -169,3 +169,24 @@ def test_one_file_does_not_take_every_place(tmp_path: Path, model) -> None:  # t
     index = codepith.Index.from_path(tmp_path, model=model)
     top5 = _files(index.search("retry request", top_k=5))
     assert len(set(top5)) >= 3
+
+
+def test_qualifier_picks_the_method_of_the_named_class(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith.search import engine
+
+    callers = "\n".join(f"function caller_{i}($k) {{\n    return $k->gatherMiddleware($i);\n}}\n" for i in range(6))
+    write(
+        tmp_path,
+        {
+            "src/Http/Kernel.php": "<?php\nclass Kernel {\n    protected function gatherMiddleware($request) {\n"
+            "        return $this->router->gatherMiddleware($request);\n    }\n}\n" + callers,
+            "src/Routing/Router.php": "<?php\nclass Router {\n    public function gatherMiddleware($route) {\n"
+            "        return array_merge($route->middleware(), []);\n    }\n}\n",
+        },
+    )
+    assert parse_query("Router::gatherMiddleware").qualifier == "Router"
+    assert parse_query("stringx.split").qualifier == "stringx"
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert _files(index.search("Router::gatherMiddleware", top_k=3))[0] == "src/Routing/Router.php"
+    monkeypatch.setattr(engine, "QUALIFIED", 1.0)
+    assert _files(index.search("Router::gatherMiddleware", top_k=3))[0] == "src/Http/Kernel.php"

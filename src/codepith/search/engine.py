@@ -26,6 +26,7 @@ DEFINITION = 3.0  # a chunk that defines the queried symbol gains this many top 
 EMBEDDED_DEFINITION = 1.5  # ... an identifier named inside a sentence
 PATH_WORDS = 1.0  # query words in the file's name or folder, times the share of words matched
 WIRING = 0.5  # a chunk of only imports/re-exports points at the code; it is not the code
+QUALIFIED = 1.5  # ... and half again when it lives in the class/module/file the query qualifies it with
 SATURATION = 0.5  # each further chunk from an already-listed file counts this much less
 
 
@@ -62,8 +63,19 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
         if not exact and not query.symbol_like:
             continue
         for idx in exact or defs:
-            bonus = unit * (1.5 if stem_matches_symbol(corpus.chunks[idx].file_path, name) else 1.0)
+            path = corpus.chunks[idx].file_path
+            bonus = unit * (1.5 if stem_matches_symbol(path, name) else 1.0)
+            if query.qualifier and _qualifier_holds(corpus, path, query.qualifier):
+                bonus *= QUALIFIED
             scores[idx] = scores.get(idx, 0.0) + bonus
+
+
+def _qualifier_holds(corpus: Corpus, path: str, qualifier: str) -> bool:
+    """``Router::gatherRouteMiddleware``, ``stringx.split``, ``Enum.reduce_while``: the file is named
+    after the qualifier or defines it (the class or module the method lives in)."""
+    if stem_matches_symbol(path, qualifier):
+        return True
+    return any(corpus.chunks[i].file_path == path for i in corpus.definitions.get(qualifier.lower(), []))
 
 
 def _boost_coherent_files(corpus: Corpus, scores: dict[int, float], top: float) -> None:

@@ -34,6 +34,7 @@ class Query:
     keywords: tuple[str, ...]  # lower-case words for path matching (stop words dropped)
     capitalised: tuple[str, ...] = ()  # Capitalised words after the first: maybe type names
     issue: bool = False  # an issue-sized text (long or several lines): read for evidence, not as a phrase
+    qualifier: str | None = None  # ``Router`` of ``Router::gather``, ``stringx`` of ``stringx.split``
     weights: tuple[float, ...] | None = None  # per-term BM25 weights (issues: the body's words count less)
 
 
@@ -60,12 +61,15 @@ def parse_query(text: str) -> Query:
     stripped = text.strip()
     symbol_like = is_symbol_like(stripped)
     names: list[str] = []
+    qualifier = None
     if symbol_like:
         bare = stripped.rstrip("()")
-        last = _QUALIFIER.split(bare)[-1].lstrip("$")
+        pieces = _QUALIFIER.split(bare)
+        last = pieces[-1].lstrip("$")
         names.append(last)
         if bare != last:
             names.append(bare)
+            qualifier = pieces[-2].lstrip("$") or None
     else:
         names.extend(dict.fromkeys(_EMBEDDED.findall(stripped)))
     issue = not symbol_like and is_long_query(stripped)
@@ -87,6 +91,7 @@ def parse_query(text: str) -> Query:
         text=text,
         terms=terms,
         weights=weights,
+        qualifier=qualifier,
         symbol_like=symbol_like,
         names=tuple(names),
         keywords=keywords,
