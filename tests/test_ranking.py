@@ -127,6 +127,15 @@ def test_tests_rank_below_code_unless_asked(tmp_path: Path, model) -> None:  # t
         ("libexec/bats-core/test_functions.bash", False),  # a shell project's own code, not a test
         ("src/contest.py", False),
         ("src/latest.rs", False),
+        # ecosystems beyond the dev suite (ecosystems.py)
+        ("test/Options/ParserSpec.hs", True),
+        ("src/Text/ParserSpec.hs", True),
+        ("spec/pl/stringx_spec.lua", True),
+        ("base/strings/string_util_unittest.cc", True),
+        ("Tests/FooTests.cs", True),
+        ("src/Illuminate/Support/Str.php", False),
+        ("src/Options/Applicative/Builder.hs", False),
+        ("pl/stringx.lua", False),
     ],
 )
 def test_test_paths_follow_each_ecosystem(path: str, is_test: bool) -> None:
@@ -139,7 +148,12 @@ def test_barrels_are_recognised_by_content() -> None:
     assert is_wiring("pub mod de;\npub mod ser;\npub use de::Deserialize;\n")
     assert is_wiring('package main\n\nimport (\n\t"fmt"\n\tlog "github.com/x/y"\n)\n')  # Go
     assert is_wiring('const std = @import("std");\npub const fs = @import("fs.zig");\n')  # Zig
+    # Elixir forwarding functions, a Haskell module's export list, Lua requires (ecosystems.py)
+    assert is_wiring("  alias Foo.Bar\n  defdelegate fetch(map, key), to: Map\n  defdelegate put(m, k, v), to: Map\n")
+    assert is_wiring("module Options.Applicative (\n  module X,\n  , long\n  , short\n  ) where\nimport Data.List\n")
+    assert is_wiring('local utils = require "pl.utils"\nlocal tablex = require("pl.tablex")\n')
     assert not is_wiring("def f(x):\n    return x\n\n\nclass A:\n    pass\n")
+    assert not is_wiring("  def fetch(map, key) do\n    Map.fetch(map, key)\n  end\n  defdelegate put(m, k, v), to: Map\n")
     assert not is_wiring('require "x"\nmodule A\n  def f\n    g\n  end\nend\n')
 
 

@@ -8,27 +8,19 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from codepith.index.tokens import split_identifier
+from codepith.search.ecosystems import test_file_pattern, wiring_pattern
 from codepith.search.query import Query
 
 # Test files by each ecosystem's own convention (a ``test_`` prefix means a test only where the language's
-# test runners look for it: ``test_functions.bash`` in a shell project is ordinary code).
-_TEST_FILE = re.compile(
-    r"(^|/)(?:test_[^/]*\.(?:py|c|cc|cpp|dart)|conftest\.py|[^/]*_test\.(?:py|go|rb|c|cc|cpp|dart|exs?|rs)"
-    r"|[^/]*_spec\.rb|[^/]*\.(?:test|spec)\.[cm]?[jt]sx?|[^/]*(?:Test|Tests|Spec|Suite)\.(?:java|kt|swift|cs|php|scala)"
-    r"|[^/]*\.bats)$"
-)
+# test runners look for it: ``test_functions.bash`` in a shell project is ordinary code); see ecosystems.py.
+_TEST_FILE = re.compile(test_file_pattern())
 _TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|fixtures?)/")
 _EXAMPLE_DIR = re.compile(r"(^|/)(_?examples?|samples?|demos?|docs?_src|docs?|benchmarks?)/")
 _COMPAT_DIR = re.compile(r"(^|/)(_?compat|legacy|vendor|third_party)/")
 _STUB = re.compile(r"\.d\.[cm]?ts$|\.pyi$")
 _REEXPORT = frozenset({"__init__.py", "package-info.java"})
 # Lines that only wire modules together: a chunk made of them is a barrel, not the code it names.
-_WIRING = re.compile(
-    r"^\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\*|\{|default\s+\w+;?$|type\s+\{)|(?:pub\s+)?use\s|"
-    r"(?:pub\s+)?mod\s+\w+;|#include\b|require(?:_once|_relative)?\b|(?:const|let|var)\s+[\w{}\s,]+=\s*require\(|"
-    r"package\s|namespace\s+[\w\\]+;|using\s|module\.exports\s*=\s*require|"
-    r"(?:pub\s+)?(?:const|let|var)\s+\w+\s*=\s*@import\(|alias\s+[\w.]+)"
-)
+_WIRING = re.compile(wiring_pattern())
 
 TEST_PENALTY = 0.3
 EXAMPLE_PENALTY = 0.3
