@@ -26,6 +26,7 @@ NAME = 1.0  # an identifier from the issue's code that the corpus defines (scale
 PHRASE = 0.8  # a message or option name the code holds literally
 MAX_DEFS = 8  # a name defined more often than this says little about where to look
 MAX_PHRASE_HITS = 6
+MAX_FRAGMENTS = 16  # literal pieces looked up per query (each costs a postings lookup and substring tests)
 
 _PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib", "main"})
 
@@ -111,14 +112,14 @@ def _fragments(phrase: str) -> list[str]:
     return out
 
 
-def _holding_rarest_word(corpus: Corpus, text: str) -> list[int]:
-    """Chunks that hold the rarest word of the text (a cheap filter before the substring test)."""
-    best: np.ndarray | None = None
-    for tok in tokenize(text):
-        docs, _ = corpus.bm25.postings(tok)
-        if best is None or len(docs) < len(best):
-            best = docs
-    return [] if best is None else best.tolist()
+def _holding_rarest_words(corpus: Corpus, text: str) -> list[int]:
+    """Chunks that hold the text's two rarest words (a cheap filter before the substring test)."""
+    lists = sorted((corpus.bm25.postings(tok)[0] for tok in set(tokenize(text))), key=len)
+    if not lists:
+        return []
+    if len(lists) == 1:
+        return lists[0].tolist()
+    return np.intersect1d(lists[0], lists[1], assume_unique=True).tolist()
 
 
 class Bonuses:
@@ -196,13 +197,13 @@ def gather(corpus: Corpus, ev: IssueEvidence) -> Bonuses:
     seen: set[str] = set()
     for phrase in ev.phrases:
         for frag in _fragments(phrase):
-            if frag in seen:
+            if frag in seen or len(seen) >= MAX_FRAGMENTS:
                 continue
             seen.add(frag)
             variants = {frag, frag.replace("-", "_")} if " " not in frag else {frag}
             found = [
                 i
-                for i in _holding_rarest_word(corpus, frag)
+                for i in _holding_rarest_words(corpus, frag)
                 if any(v in corpus.chunks[i].content for v in variants) and not is_test_path(corpus.chunks[i].file_path)
             ]
             if 0 < len(found) <= MAX_PHRASE_HITS:
