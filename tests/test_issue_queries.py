@@ -182,3 +182,14 @@ def test_issue_body_words_weigh_less_than_the_title(tmp_path: Path, model, monke
     assert index.search(text, top_k=5, mode="lexical")[0].chunk.file_path == "shop/cookies.py"
     monkeypatch.setattr(query, "PROSE_WEIGHT", 1.0)
     assert index.search(text, top_k=5, mode="lexical")[0].chunk.file_path == "shop/upgrade.py"
+
+
+def test_path_like_runs_do_not_backtrack() -> None:
+    """A pasted log of path-like text is read in linear time (the first path regex took 20 s on this)."""
+    import time
+
+    text = "x.y/z-w_" * 1500 + "\nsee shop/billing/ledger.py:12\n" + "a/" * 4000
+    start = time.perf_counter()
+    ev = analyze_issue(text)
+    assert time.perf_counter() - start < 5.0
+    assert any(f.path == "shop/billing/ledger.py" and f.line == 12 for f in ev.places)

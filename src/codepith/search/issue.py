@@ -14,13 +14,16 @@ from dataclasses import dataclass
 
 # A query this long, or spread over several lines, is an issue or a paste rather than a search phrase.
 LONG_QUERY_CHARS = 200
+MAX_CHARS = 20_000  # evidence is read from this much of a query (an agent's paste can be a whole log)
 
 _EXT = (
     r"py|pyi|pyx|js|jsx|mjs|cjs|ts|tsx|go|rs|rb|java|kt|kts|scala|swift|cs|php|c|h|cc|cpp|cxx|hpp|hh|hxx|"
     r"m|mm|ex|exs|erl|hs|lua|zig|sh|bash|dart|vue|svelte|clj|ml|jl|r|pl|pm|cfg|toml|ini|ya?ml"
 )
 # A path to a source file, POSIX or Windows, maybe inside a URL or a Markdown link.
-_PATH = re.compile(rf"(?<![\w.])((?:[A-Za-z]:)?[\w.~$@+-]*(?:[/\\][\w.@+-]+)*\.(?:{_EXT}))(?![\w])")
+# (one flat character class, so a long run of path-like text costs linear time; the extension is checked after)
+_PATH_RUN = re.compile(r"(?<![\w.~$@+/\\-])(?:[A-Za-z]:)?[\w.~$@+/\\-]+")
+_PATH_END = re.compile(rf"\.(?:{_EXT})$")
 # Where in that file: ``file.py:841``, ``", line 841``, ``#L34``, ``(File.java:123)``.
 _LINE_AFTER = re.compile(r'^(?:"?,\s*line\s+|:|#L)(\d+)')
 # The function of a frame: ``, in run_pylint`` (CPython), ``in Plot._plot(self)`` (IPython).
@@ -105,15 +108,18 @@ def _places(text: str) -> list[Frame]:
         out.append(Frame(f"{pkg}/{fname}", lineno, qual.rsplit(".", 1)[-1], True))
     for m in _JS_FRAME.finditer(text):
         out.append(Frame(_norm_path(m.group(2)), int(m.group(3)), m.group(1).rsplit(".", 1)[-1], True))
-    for m in _PATH.finditer(text):
-        raw = m.group(1)
+    for m in _PATH_RUN.finditer(text):
+        raw = m.group(0).rstrip(".-/\\")
+        if not _PATH_END.search(raw):
+            continue
+        end = m.start() + len(raw)
         if "://" in text[max(0, m.start() - 12) : m.start() + 3] and "/blob/" not in raw and "/tree/" not in raw:
             # a web address's host part, unless it is a link into a repository's source
-            if not re.search(r"/(?:blob|tree|src)/", text[max(0, m.start() - 80) : m.end()]):
+            if not re.search(r"/(?:blob|tree|src)/", text[max(0, m.start() - 80) : end]):
                 continue
         path = _norm_path(raw)
         path = re.sub(r"^.*?/(?:blob|tree|src)/[^/]+/", "", path) if "/blob/" in path or "/tree/" in path else path
-        rest = text[m.end() : m.end() + 80]
+        rest = text[end : end + 80]
         lm = _LINE_AFTER.match(rest)
         line = int(lm.group(1)) if lm else None
         fm = _FUNC_AFTER.match(rest)
@@ -129,7 +135,7 @@ def _places(text: str) -> list[Frame]:
 
 def analyze_issue(text: str) -> IssueEvidence:
     """Read the evidence out of an issue-sized query (cheap: a few regular expressions)."""
-    text = text.replace("\r\n", "\n")
+    text = text[:MAX_CHARS].replace("\r\n", "\n")
     lines = [ln for ln in text.split("\n") if ln.strip()]
     title = lines[0].strip() if lines else ""
     places = _places(text)
@@ -154,7 +160,7 @@ def analyze_issue(text: str) -> IssueEvidence:
     for block in fences:
         for ident in _IDENT.findall(block):
             add(ident, 1.0)
-    dotted = list(dict.fromkeys(m.group(1) for m in _DOTTED.finditer(text) if not _PATH.fullmatch(m.group(1))))
+    dotted = list(dict.fromkeys(m.group(1) for m in _DOTTED.finditer(text) if not _PATH_END.search(m.group(1))))
     exceptions = list(dict.fromkeys(_EXCEPTION.findall(text)))
     phrases: list[str] = []
     for m in _MESSAGE.finditer(text):
