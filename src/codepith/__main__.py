@@ -1,0 +1,7 @@
+"""``python -m codepith``: the same command as the ``codepith`` script."""
+
+import sys
+
+from codepith.surfaces.cli import main
+
+sys.exit(main())

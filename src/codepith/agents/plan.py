@@ -1,0 +1,248 @@
+"""Install and uninstall as a plan: every file's bytes before and after, computed before anything is
+written, so ``--dry-run`` prints the exact diff and a file that does not parse stops only itself."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from codepith.agents import jsonc, markdown, tomlfile, writes
+from codepith.agents.clients import CLIENTS, Target
+from codepith.agents.state import Record, State
+from codepith.agents.texts import MANAGED
+from codepith.errors import CodepithError
+
+LABELS = {"mcp": "MCP server", "instructions": "instruction block", "subagent": "search sub-agent"}
+
+
+def describe(t: Target, clients: tuple[str, ...] = ()) -> str:
+    names = ", ".join(CLIENTS[c].name for c in (clients or (t.client,)))
+    return f"{names} {LABELS[t.kind]}"
+
+
+@dataclass(frozen=True)
+class Change:
+    target: Target
+    label: str
+    before: bytes | None
+    after: bytes | None  # None: delete the file
+    action: str  # add | update | remove | restore
+    record: Record | None  # what to remember after the write (install); None forgets the key (uninstall)
+    original_is_before: bool = False  # the backup of ``before`` is the pristine file uninstall restores
+
+
+@dataclass(frozen=True)
+class Note:
+    target: Target
+    label: str
+    status: str  # unchanged | absent | conflict | error
+    message: str
+
+    @property
+    def problem(self) -> bool:
+        return self.status in ("conflict", "error")
+
+
+@dataclass
+class Plan:
+    changes: list[Change] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[Note]:
+        return [n for n in self.notes if n.problem]
+
+    def diff(self) -> str:
+        out: list[str] = []
+        for c in self.changes:
+            a = (c.before or b"").decode("utf-8").splitlines(keepends=True)
+            b = (c.after or b"").decode("utf-8").splitlines(keepends=True)
+            src = str(c.target.path) if c.before is not None else "/dev/null"
+            dst = str(c.target.path) if c.after is not None else "/dev/null"
+            lines = list(difflib.unified_diff(a, b, src, dst, n=3))
+            out.extend(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        return "".join(out)
+
+    def apply(self, state: State) -> list[str]:
+        """Write every change (backup first, atomic replace) and update the record; returns report lines."""
+        done: list[str] = []
+        for c in self.changes:
+            path = c.target.path
+            saved = None
+            if c.before is not None:
+                saved = writes.backup(c.before, path, state.backups)
+            if c.after is None:
+                writes.remove(path)
+            else:
+                writes.write_atomic(path, c.after)
+            if c.record is None:
+                state.forget(c.target.key)
+            else:
+                rec = c.record
+                if c.original_is_before:
+                    rec = replace(rec, original=str(saved) if saved else None)
+                state.put(rec)
+            state.save()
+            verb = {"add": "added", "update": "updated", "remove": "removed", "restore": "restored"}[c.action]
+            extra = f" (backup: {saved})" if saved else ""
+            done.append(f"{verb} {c.label}: {path}{extra}")
+        return done
+
+
+def _read_text(path: Path) -> tuple[bytes | None, str]:
+    data = writes.read(path)
+    if data is None:
+        return None, ""
+    try:
+        return data, data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CodepithError("not UTF-8 text") from None
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8")
+
+
+# -- one format at a time: (current value of codepith's part, set it, remove it) -------------------------
+
+
+def _current(t: Target, text: str) -> Any:
+    if t.fmt == "json":
+        node = jsonc.find(jsonc.parse(text), t.where)
+        return None if node is None else node.value
+    if t.fmt == "toml":
+        return tomlfile.get(text, t.where)
+    if t.fmt == "markdown":
+        return markdown.current(text)
+    return text if text else None
+
+
+def _set(t: Target, text: str) -> tuple[str, tuple[str, ...] | None]:
+    if t.fmt == "json":
+        return jsonc.set_member(text, t.where, t.value)
+    if t.fmt == "toml":
+        return tomlfile.set_table(text, t.where, t.value)
+    if t.fmt == "markdown":
+        return markdown.set_block(text, t.value), None
+    return t.value, None
+
+
+def _remove(t: Target, text: str, created: tuple[str, ...] | None) -> str | None:
+    """The text without codepith's part; None when nothing else is left and the file should go."""
+    if t.fmt == "json":
+        new = jsonc.remove_member(text, t.where)
+        if created and jsonc.is_empty_object(new, created):
+            new = jsonc.remove_member(new, created)
+        return new
+    if t.fmt == "toml":
+        return tomlfile.remove_table(text, t.where)
+    if t.fmt == "markdown":
+        new = markdown.remove_block(text)
+        return None if new.strip() == "" else new
+    return None
+
+
+def _ours_by_look(t: Target, value: Any) -> bool:
+    """A block between codepith's markers, or a sub-agent file carrying the managed line, is codepith's."""
+    if t.fmt == "markdown":
+        return True
+    if t.fmt == "file":
+        return isinstance(value, str) and MANAGED in value
+    return False
+
+
+def _parse_error(t: Target, exc: Exception) -> str:
+    kind = {"json": "JSON", "toml": "TOML", "markdown": "markdown", "file": "file"}[t.fmt]
+    return f"{t.path}: cannot read it as {kind} ({exc}); left untouched"
+
+
+def plan_install(targets: list[tuple[Target, str]], state: State, force: bool) -> Plan:
+    plan = Plan()
+    for t, label in targets:
+        try:
+            before, text = _read_text(t.path)
+            existing = _current(t, text)
+        except (CodepithError, OSError) as exc:
+            plan.notes.append(Note(t, label, "error", _parse_error(t, exc)))
+            continue
+        rec = state.get(t.key)
+        if existing == t.value:
+            plan.notes.append(Note(t, label, "unchanged", f"already installed: {t.path}"))
+            continue
+        if existing is not None:
+            ours = (rec is not None and rec.value == existing) or _ours_by_look(t, existing)
+            if not ours and not force:
+                what = "a 'codepith' entry" if t.fmt in ("json", "toml") else "a file"
+                plan.notes.append(
+                    Note(t, label, "conflict",
+                         f"{t.path} already has {what} that codepith did not write; left alone (--force replaces it)")
+                )
+                continue
+        try:
+            new, created = _set(t, text)
+        except (CodepithError, ValueError) as exc:
+            plan.notes.append(Note(t, label, "error", _parse_error(t, exc)))
+            continue
+        after = _encode(new)
+        unchanged_since = rec is not None and before is not None and writes.sha256(before) == rec.installed_sha256
+        if rec is not None and unchanged_since:
+            record = replace(rec, value=t.value, installed_sha256=writes.sha256(after) or "")
+            fresh = False
+        else:
+            fresh = existing is None
+            record = Record(
+                str(t.path), t.where, t.value,
+                created if existing is None else (rec.created if rec else None),
+                before is None and fresh, writes.sha256(after) or "", None,
+            )
+        plan.changes.append(
+            Change(t, label, before, after, "update" if existing is not None else "add", record,
+                   original_is_before=fresh and before is not None)
+        )
+    return plan
+
+
+def plan_uninstall(targets: list[tuple[Target, str]], state: State, force: bool) -> Plan:
+    plan = Plan()
+    for t, label in targets:
+        rec = state.get(t.key)
+        try:
+            before, text = _read_text(t.path)
+        except (CodepithError, OSError) as exc:
+            plan.notes.append(Note(t, label, "error", _parse_error(t, exc)))
+            continue
+        if before is None:
+            plan.notes.append(Note(t, label, "absent", f"not installed: {t.path} does not exist"))
+            continue
+        if rec is not None and writes.sha256(before) == rec.installed_sha256:
+            original = writes.read(Path(rec.original)) if rec.original else None
+            if rec.file_created or original is not None:
+                plan.changes.append(Change(t, label, before, original, "restore", None))
+                continue
+        try:
+            existing = _current(t, text)
+        except (CodepithError, ValueError) as exc:
+            plan.notes.append(Note(t, label, "error", _parse_error(t, exc)))
+            continue
+        if existing is None:
+            plan.notes.append(Note(t, label, "absent", f"not installed: nothing of codepith's in {t.path}"))
+            continue
+        ours = existing == t.value or (rec is not None and rec.value == existing) or _ours_by_look(t, existing)
+        if not ours and not force:
+            plan.notes.append(
+                Note(t, label, "conflict",
+                     f"{t.path}: its 'codepith' entry was not written by codepith; left alone (--force removes it)")
+            )
+            continue
+        try:
+            new = _remove(t, text, rec.created if rec else None)
+        except (CodepithError, ValueError) as exc:
+            plan.notes.append(Note(t, label, "error", _parse_error(t, exc)))
+            continue
+        if new is not None and rec is not None and rec.file_created and t.fmt == "json":
+            if jsonc.parse(new).value in ({}, None):
+                new = None
+        plan.changes.append(Change(t, label, before, None if new is None else _encode(new), "remove", None))
+    return plan

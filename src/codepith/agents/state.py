@@ -1,0 +1,84 @@
+"""What install wrote, remembered so that uninstall removes exactly that and nothing else.
+
+One JSON file in codepith's state folder. For each entry: the value written, the objects created to hold
+it, and the file's hash right after the write with the backup of its bytes before it. Uninstall restores
+those original bytes when the file has not changed since; when the client or the person has edited it
+since, only codepith's entry is cut out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from codepith.agents.clients import Env
+from codepith.agents.writes import write_atomic
+
+STATE_FILE = "installed.json"
+
+
+@dataclass(frozen=True)
+class Record:
+    path: str
+    where: tuple[str, ...]
+    value: Any  # the entry, block or file text codepith wrote
+    created: tuple[str, ...] | None  # the object install created to hold the entry, if any
+    file_created: bool  # the file did not exist before install
+    installed_sha256: str  # the file right after codepith's last write
+    original: str | None  # backup of the bytes before install, when uninstall can restore them exactly
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}::{'.'.join(self.where)}"
+
+
+def state_dir(env: Env) -> Path:
+    """``$CODEPITH_STATE_DIR``, else the platform's user state folder for codepith."""
+    named = env.var("CODEPITH_STATE_DIR")
+    if named:
+        return Path(named)
+    if env.platform == "darwin":
+        return env.home / "Library" / "Application Support" / "codepith" / "state"
+    if env.platform.startswith("win"):
+        local = env.var("LOCALAPPDATA")
+        return (Path(local) if local else env.home / "AppData" / "Local") / "codepith" / "state"
+    xdg = env.var("XDG_STATE_HOME")
+    return (Path(xdg) if xdg else env.home / ".local" / "state") / "codepith"
+
+
+class State:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.records: dict[str, Record] = {}
+        try:
+            raw = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+            for item in raw.get("records", []):
+                rec = Record(**{**item, "where": tuple(item["where"]),
+                                "created": tuple(item["created"]) if item.get("created") else None})
+                self.records[rec.key] = rec
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            print(f"codepith: warning: ignoring unreadable install record {folder / STATE_FILE}: {exc}",
+                  file=sys.stderr)
+
+    @property
+    def backups(self) -> Path:
+        return self.folder / "backups"
+
+    def get(self, key: str) -> Record | None:
+        return self.records.get(key)
+
+    def put(self, rec: Record) -> None:
+        self.records[rec.key] = rec
+
+    def forget(self, key: str) -> None:
+        self.records.pop(key, None)
+
+    def save(self) -> None:
+        data = {"version": 1, "records": [asdict(r) for r in self.records.values()]}
+        write_atomic(self.folder / STATE_FILE, (json.dumps(data, indent=1) + os.linesep).encode())
