@@ -176,8 +176,12 @@ def plan_install(targets: list[tuple[Target, str]], state: State, force: bool) -
             if not ours and not force:
                 what = "a 'codepith' entry" if t.fmt in ("json", "toml") else "a file"
                 plan.notes.append(
-                    Note(t, label, "conflict",
-                         f"{t.path} already has {what} that codepith did not write; left alone (--force replaces it)")
+                    Note(
+                        t,
+                        label,
+                        "conflict",
+                        f"{t.path} already has {what} that codepith did not write; left alone (--force replaces it)",
+                    )
                 )
                 continue
         try:
@@ -193,13 +197,24 @@ def plan_install(targets: list[tuple[Target, str]], state: State, force: bool) -
         else:
             fresh = existing is None
             record = Record(
-                str(t.path), t.where, t.value,
+                str(t.path),
+                t.where,
+                t.value,
                 created if existing is None else (rec.created if rec else None),
-                before is None and fresh, writes.sha256(after) or "", None,
+                before is None and fresh,
+                writes.sha256(after) or "",
+                None,
             )
         plan.changes.append(
-            Change(t, label, before, after, "update" if existing is not None else "add", record,
-                   original_is_before=fresh and before is not None)
+            Change(
+                t,
+                label,
+                before,
+                after,
+                "update" if existing is not None else "add",
+                record,
+                original_is_before=fresh and before is not None,
+            )
         )
     return plan
 
@@ -232,8 +247,12 @@ def plan_uninstall(targets: list[tuple[Target, str]], state: State, force: bool)
         ours = existing == t.value or (rec is not None and rec.value == existing) or _ours_by_look(t, existing)
         if not ours and not force:
             plan.notes.append(
-                Note(t, label, "conflict",
-                     f"{t.path}: its 'codepith' entry was not written by codepith; left alone (--force removes it)")
+                Note(
+                    t,
+                    label,
+                    "conflict",
+                    f"{t.path}: its 'codepith' entry was not written by codepith; left alone (--force removes it)",
+                )
             )
             continue
         try:

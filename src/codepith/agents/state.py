@@ -57,14 +57,20 @@ class State:
         try:
             raw = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
             for item in raw.get("records", []):
-                rec = Record(**{**item, "where": tuple(item["where"]),
-                                "created": tuple(item["created"]) if item.get("created") else None})
+                rec = Record(
+                    **{
+                        **item,
+                        "where": tuple(item["where"]),
+                        "created": tuple(item["created"]) if item.get("created") else None,
+                    }
+                )
                 self.records[rec.key] = rec
         except FileNotFoundError:
             pass
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-            print(f"codepith: warning: ignoring unreadable install record {folder / STATE_FILE}: {exc}",
-                  file=sys.stderr)
+            print(
+                f"codepith: warning: ignoring unreadable install record {folder / STATE_FILE}: {exc}", file=sys.stderr
+            )
 
     @property
     def backups(self) -> Path:

@@ -266,6 +266,32 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_agents(args: argparse.Namespace) -> int:
+    """`install` / `uninstall`: wire codepith into agent clients, or take it out again (codepith.agents)."""
+    from codepith.agents.clients import KINDS, Env
+    from codepith.agents.install import Options, Ui, run
+
+    kinds = KINDS if args.type == "all" else (args.type,)
+    opts = Options(tuple(args.agent or ()), kinds, args.scope, args.yes, args.dry_run, args.force)
+    ui = Ui(print, lambda m: print(m, file=sys.stderr), input, sys.stdin.isatty() and sys.stdout.isatty())
+    return run(args.command, opts, Env.from_os(), ui)
+
+
+def _agents_parsers(sub: argparse._SubParsersAction) -> None:
+    for name, what in (("install", "wire codepith into agent clients (MCP server, instructions, sub-agent)"),
+                       ("uninstall", "remove exactly what install added")):
+        a = sub.add_parser(name, help=what)
+        a.add_argument("--agent", action="append", metavar="NAME",
+                       help="claude, codex, cursor, opencode, gemini, vscode (repeatable; default: ask, or detected)")
+        a.add_argument("--type", choices=("mcp", "instructions", "subagent", "all"), default="all")
+        a.add_argument("--scope", choices=("user", "project"), default="user",
+                       help="user: your config files; project: files in the current folder")
+        a.add_argument("--yes", action="store_true", help="apply without asking (for scripts)")
+        a.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+        a.add_argument("--force", action="store_true", help="replace/remove a 'codepith' entry codepith did not write")
+        a.set_defaults(func=cmd_agents)
+
+
 def _whole(minimum: int) -> Callable[[str], int]:
     """An argparse type: a whole number of at least ``minimum``."""
 
@@ -378,6 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("path", nargs="?", default=None)
     index_opts(m)
     m.set_defaults(func=cmd_mcp)
+
+    _agents_parsers(sub)
     return p
 
 

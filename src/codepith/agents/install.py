@@ -1,0 +1,147 @@
+"""`codepith install` / `uninstall`: choose the clients, plan, show, confirm, write.
+
+The person chooses on a terminal; scripts name clients with ``--agent`` and confirm with ``--yes``.
+Without a terminal and without ``--yes`` nothing is written: the plan is shown and the exit status says
+nothing was done. Every file is planned first (``--dry-run`` prints that plan's exact diff), so a file
+that does not parse, or a ``codepith`` entry someone else wrote, stops only that one change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from codepith.agents.clients import CLIENTS, KINDS, SCOPES, Client, Env, Target
+from codepith.agents.launcher import Launcher, current
+from codepith.agents.plan import Plan, describe, plan_install, plan_uninstall
+from codepith.agents.state import State, state_dir
+from codepith.agents.texts import block_cost
+from codepith.errors import CodepithError
+
+ALIASES = {"claude-code": "claude", "vs-code": "vscode", "code": "vscode", "gemini-cli": "gemini"}
+EXIT_OK, EXIT_INCOMPLETE = 0, 1
+
+
+@dataclass(frozen=True)
+class Options:
+    agents: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = KINDS
+    scope: str = "user"
+    yes: bool = False
+    dry_run: bool = False
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class Ui:
+    out: Callable[[str], None]
+    err: Callable[[str], None]
+    ask: Callable[[str], str]
+    interactive: bool
+
+
+def client_ids(names: tuple[str, ...]) -> tuple[str, ...]:
+    out: list[str] = []
+    for name in names:
+        key = ALIASES.get(name.lower(), name.lower())
+        if key not in CLIENTS:
+            raise CodepithError(f"unknown agent {name!r}; choose from {', '.join(CLIENTS)}")
+        if key not in out:
+            out.append(key)
+    return tuple(out)
+
+
+def _choose(env: Env, ui: Ui, action: str) -> list[Client]:
+    found = [c for c in CLIENTS.values() if c.detected(env)]
+    if not ui.interactive:
+        return found if action == "install" else list(CLIENTS.values())
+    everything = list(CLIENTS.values())
+    ui.out(f"Agent clients ({'detected ones marked *' if found else 'none detected'}):")
+    for i, c in enumerate(everything, 1):
+        ui.out(f"  {i}. {'*' if c in found else ' '} {c.name} ({c.id})")
+    default = found if action == "install" else everything
+    hint = ", ".join(str(everything.index(c) + 1) for c in default) or "none"
+    answer = ui.ask(f"{action.capitalize()} for which? numbers or ids, 'all' [{hint}]: ").strip().lower()
+    if not answer:
+        return default
+    if answer == "all":
+        return everything
+    chosen: list[Client] = []
+    for word in answer.replace(",", " ").split():
+        if word.isdigit() and 1 <= int(word) <= len(everything):
+            c = everything[int(word) - 1]
+        else:
+            c = CLIENTS[client_ids((word,))[0]]
+        if c not in chosen:
+            chosen.append(c)
+    return chosen
+
+
+def _targets(clients: list[Client], env: Env, opts: Options, launcher: Launcher) -> list[tuple[Target, str]]:
+    """Every target of the chosen clients; one file shared by several (AGENTS.md) is one target."""
+    seen: dict[str, tuple[Target, list[str]]] = {}
+    for c in clients:
+        for t in c.targets(env, opts.kinds, opts.scope, launcher):
+            if t.key in seen:
+                seen[t.key][1].append(c.id)
+            else:
+                seen[t.key] = (t, [c.id])
+    return [(t, describe(t, tuple(ids))) for t, ids in seen.values()]
+
+
+def _show(plan: Plan, ui: Ui, action: str) -> None:
+    for n in plan.notes:
+        if n.problem:
+            ui.err(f"codepith: {n.label}: {n.message}")
+        else:
+            ui.out(f"  = {n.label}: {n.message}")
+    sign = "+" if action == "install" else "-"
+    for c in plan.changes:
+        ui.out(f"  {sign} {c.action} {c.label}: {c.target.path}")
+
+
+def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None = None) -> int:
+    if opts.scope not in SCOPES:
+        raise CodepithError(f"unknown scope {opts.scope!r}; choose from {', '.join(SCOPES)}")
+    launcher = launcher or current()
+    if opts.agents:
+        clients = [CLIENTS[i] for i in client_ids(opts.agents)]
+    else:
+        clients = _choose(env, ui if not opts.yes else Ui(ui.out, ui.err, ui.ask, False), action)
+    if not clients:
+        raise CodepithError(f"no agent client found on this machine; name one with --agent ({', '.join(CLIENTS)})")
+    for c in clients:
+        missing = [k for k in opts.kinds if not c.supports(env, k, opts.scope)]
+        if missing and opts.kinds != KINDS:
+            ui.err(f"codepith: {c.name} has no {' or '.join(missing)} at {opts.scope} scope; skipped")
+    targets = _targets(clients, env, opts, launcher)
+    state = State(state_dir(env))
+    if action == "install":
+        plan = plan_install(targets, state, opts.force)
+    else:
+        plan = plan_uninstall(targets, state, opts.force)
+    status = EXIT_INCOMPLETE if plan.problems else EXIT_OK
+    ui.out(f"codepith {action} ({opts.scope} scope): {', '.join(c.name for c in clients)}")
+    _show(plan, ui, action)
+    if opts.dry_run:
+        diff = plan.diff()
+        ui.out(diff.rstrip("\n") if diff else "no changes")
+        return status
+    if not plan.changes:
+        ui.out("nothing to change")
+        return status
+    if not opts.yes:
+        if not ui.interactive:
+            ui.err(
+                "codepith: not a terminal: nothing written; run again with --yes to apply (--dry-run shows the diff)"
+            )
+            return EXIT_INCOMPLETE
+        if ui.ask("Apply these changes? [y/N] ").strip().lower() not in ("y", "yes"):
+            ui.out("nothing written")
+            return EXIT_INCOMPLETE
+    for line in plan.apply(state):
+        ui.out(line)
+    if action == "install" and any(c.target.kind == "instructions" for c in plan.changes):
+        chars, tokens = block_cost()
+        ui.out(f"the instruction block adds {chars} characters (~{tokens} tokens) to each session")
+    return status
