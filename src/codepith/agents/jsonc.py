@@ -84,7 +84,8 @@ class _Parser:
             return self.array()
         if c == '"':
             start = self.pos
-            return Node(start, self.pos, self.string())
+            text = self.string()
+            return Node(start, self.pos, text)
         m = _NUMBER.match(self.text, self.pos)
         if m and m.end() > self.pos:
             self.pos = m.end()

@@ -144,6 +144,15 @@ def _remove(t: Target, text: str, created: tuple[str, ...] | None) -> str | None
     return None
 
 
+def _put_back(t: Target, text: str, value: Any) -> str:
+    """The text with the entry install replaced (under ``--force``) set back."""
+    if t.fmt == "json":
+        return jsonc.set_member(text, t.where, value)[0]
+    if t.fmt == "toml":
+        return tomlfile.set_table(text, t.where, value)[0]
+    return str(value)
+
+
 def _ours_by_look(t: Target, value: Any) -> bool:
     """A block between codepith's markers, or a sub-agent file carrying the managed line, is codepith's."""
     if t.fmt == "markdown":
@@ -171,39 +180,44 @@ def plan_install(targets: list[tuple[Target, str]], state: State, force: bool) -
         if existing == t.value:
             plan.notes.append(Note(t, label, "unchanged", f"already installed: {t.path}"))
             continue
-        if existing is not None:
-            ours = (rec is not None and rec.value == existing) or _ours_by_look(t, existing)
-            if not ours and not force:
-                what = "a 'codepith' entry" if t.fmt in ("json", "toml") else "a file"
-                plan.notes.append(
-                    Note(
-                        t,
-                        label,
-                        "conflict",
-                        f"{t.path} already has {what} that codepith did not write; left alone (--force replaces it)",
-                    )
+        ours = existing is not None and ((rec is not None and rec.value == existing) or _ours_by_look(t, existing))
+        if existing is not None and not ours and not force:
+            what = "a 'codepith' entry" if t.fmt in ("json", "toml") else "a file"
+            plan.notes.append(
+                Note(
+                    t,
+                    label,
+                    "conflict",
+                    f"{t.path} already has {what} that codepith did not write; left alone (--force replaces it)",
                 )
-                continue
+            )
+            continue
         try:
             new, created = _set(t, text)
         except (CodepithError, ValueError) as exc:
             plan.notes.append(Note(t, label, "error", _parse_error(t, exc)))
             continue
         after = _encode(new)
-        unchanged_since = rec is not None and before is not None and writes.sha256(before) == rec.installed_sha256
-        if rec is not None and unchanged_since:
-            record = replace(rec, value=t.value, installed_sha256=writes.sha256(after) or "")
-            fresh = False
-        else:
-            fresh = existing is None
+        if rec is not None and ours:  # updating codepith's own entry: what uninstall restores stays the same
+            unchanged_since = before is not None and writes.sha256(before) == rec.installed_sha256
+            record = replace(
+                rec,
+                value=t.value,
+                installed_sha256=writes.sha256(after) or "",
+                original=rec.original if unchanged_since else None,
+            )
+            pristine = False
+        else:  # the file holds nothing of codepith's (or, forced, someone else's entry): its bytes are the original
+            pristine = True
             record = Record(
                 str(t.path),
                 t.where,
                 t.value,
-                created if existing is None else (rec.created if rec else None),
-                before is None and fresh,
+                created,
+                before is None,
                 writes.sha256(after) or "",
                 None,
+                replaced=existing,
             )
         plan.changes.append(
             Change(
@@ -213,7 +227,7 @@ def plan_install(targets: list[tuple[Target, str]], state: State, force: bool) -
                 after,
                 "update" if existing is not None else "add",
                 record,
-                original_is_before=fresh and before is not None,
+                original_is_before=pristine and before is not None,
             )
         )
     return plan
@@ -256,7 +270,10 @@ def plan_uninstall(targets: list[tuple[Target, str]], state: State, force: bool)
             )
             continue
         try:
-            new = _remove(t, text, rec.created if rec else None)
+            if rec is not None and rec.replaced is not None and t.fmt != "markdown":
+                new = _put_back(t, text, rec.replaced)
+            else:
+                new = _remove(t, text, rec.created if rec else None)
         except (CodepithError, ValueError) as exc:
             plan.notes.append(Note(t, label, "error", _parse_error(t, exc)))
             continue

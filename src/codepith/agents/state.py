@@ -30,6 +30,7 @@ class Record:
     file_created: bool  # the file did not exist before install
     installed_sha256: str  # the file right after codepith's last write
     original: str | None  # backup of the bytes before install, when uninstall can restore them exactly
+    replaced: Any = None  # someone else's entry that ``--force`` replaced: uninstall puts it back
 
     @property
     def key(self) -> str:

@@ -1,0 +1,563 @@
+"""`codepith install` / `uninstall` against temporary home folders, one client at a time.
+
+Each client gets: a fresh install, a re-install that changes nothing, an install beside other servers and
+comments (kept), an uninstall back to the original bytes, and an unparsable file (untouched, clear error,
+non-zero exit). The commands run through the real entry point (``cli.main``) on real files.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codepith.agents import jsonc
+from codepith.agents.texts import BLOCK_LIMIT, block_cost, instruction_block
+from codepith.surfaces.cli import main
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomlkit as tomllib  # type: ignore[no-redef]
+
+
+@dataclass
+class Home:
+    root: Path
+    home: Path
+    project: Path
+
+    @property
+    def claude_dir(self) -> Path:
+        return self.home / "claude-config"
+
+    @property
+    def codex_home(self) -> Path:
+        return self.home / "codex-home"
+
+    @property
+    def xdg_config(self) -> Path:
+        return self.home / "xdg-config"
+
+    @property
+    def opencode_config(self) -> Path:
+        return self.home / "oc" / "opencode.json"
+
+    @property
+    def state(self) -> Path:
+        return self.home / "state"
+
+    def environ(self) -> dict[str, str]:
+        return {
+            "HOME": str(self.home),
+            "CLAUDE_CONFIG_DIR": str(self.claude_dir),
+            "CODEX_HOME": str(self.codex_home),
+            "XDG_CONFIG_HOME": str(self.xdg_config),
+            "XDG_STATE_HOME": str(self.state),
+            "OPENCODE_CONFIG": str(self.opencode_config),
+            "PATH": os.path.dirname(sys.executable),  # no agent executables: detection sees folders only
+        }
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
+    h = Home(tmp_path, tmp_path / "home", tmp_path / "project")
+    h.home.mkdir()
+    h.project.mkdir()
+    for key, value in h.environ().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("APPDATA", raising=False)
+    monkeypatch.chdir(h.project)
+    return h
+
+
+def cli(*args: str) -> int:
+    return main(list(args))
+
+
+def launcher_command() -> str:
+    beside = Path(os.path.abspath(sys.executable)).parent / "codepith"
+    return str(beside) if beside.is_file() else os.path.abspath(sys.executable)
+
+
+def only_added(before: str, after: str) -> bool:
+    """``after`` is ``before`` plus new lines, except that a line may have gained a trailing comma."""
+    removed = [line[2:] for line in difflib.ndiff(before.splitlines(), after.splitlines()) if line.startswith("- ")]
+    added = {line[2:] for line in difflib.ndiff(before.splitlines(), after.splitlines()) if line.startswith("+ ")}
+    return all(line + "," in added or line.rstrip() + "," in added for line in removed)
+
+
+def load_json(text: str) -> Any:
+    return json.loads(text)
+
+
+def load_jsonc(text: str) -> Any:
+    return jsonc.parse(text).value
+
+
+def load_toml(text: str) -> Any:
+    return tomllib.loads(text)
+
+
+@dataclass(frozen=True)
+class Case:
+    agent: str
+    scope: str
+    path: Callable[[Home], Path]
+    load: Callable[[str], Any]
+    entry: Callable[[Any], Any]  # the codepith entry in the loaded document
+    others: Callable[[Any], Any]  # what of the other settings must survive
+    beside: str
+    broken: str
+
+
+CASES = [
+    Case(
+        "claude",
+        "user",
+        lambda h: h.claude_dir / ".claude.json",
+        load_json,
+        lambda d: d["mcpServers"]["codepith"],
+        lambda d: (d["numStartups"], d["projects"], d["mcpServers"]["other"], d["userID"]),
+        """{
+  "numStartups": 3,
+  "projects": {
+    "/work/x": {
+      "allowedTools": []
+    }
+  },
+  "mcpServers": {
+    "other": {
+      "type": "stdio",
+      "command": "npx",
+      "args": [
+        "-y",
+        "other-server"
+      ],
+      "env": {}
+    }
+  },
+  "userID": "abc"
+}""",
+        '{\n  "mcpServers": {\n    "x": \n}\n',
+    ),
+    Case(
+        "claude",
+        "project",
+        lambda h: h.project / ".mcp.json",
+        load_json,
+        lambda d: d["mcpServers"]["codepith"],
+        lambda d: d["mcpServers"]["db"],
+        '{\n  "mcpServers": {\n    "db": {"command": "pg-mcp", "args": []}\n  }\n}\n',
+        "{ mcpServers: {} }\n",
+    ),
+    Case(
+        "codex",
+        "user",
+        lambda h: h.codex_home / "config.toml",
+        load_toml,
+        lambda d: d["mcp_servers"]["codepith"],
+        lambda d: (d["model"], d["mcp_servers"]["docs"], d["profiles"]),
+        """# Codex settings (hand-written)
+model = "gpt-5" # the default
+
+[mcp_servers.docs]
+command = "npx"   # keep this comment
+args = ["-y", "docs-mcp"]
+
+# profiles below
+[profiles.fast]
+model = "gpt-5-mini"
+""",
+        '[mcp_servers\ncommand = "x"\n',
+    ),
+    Case(
+        "cursor",
+        "user",
+        lambda h: h.home / ".cursor" / "mcp.json",
+        load_json,
+        lambda d: d["mcpServers"]["codepith"],
+        lambda d: d["mcpServers"]["github"],
+        '{\n    "mcpServers": {\n        "github": { "command": "docker", "args": ["run", "gh"] }\n    }\n}\n',
+        '{"mcpServers": {"github": {"command": "docker",}\n',
+    ),
+    Case(
+        "opencode",
+        "user",
+        lambda h: h.opencode_config,
+        load_jsonc,
+        lambda d: d["mcp"]["codepith"],
+        lambda d: (d["$schema"], d["mcp"]["jira"], d["theme"]),
+        """{
+  "$schema": "https://opencode.ai/config.json",
+  // my servers
+  "mcp": {
+    "jira": {
+      "type": "remote",
+      "url": "https://jira.example.com/mcp", /* team */
+      "enabled": true,
+    },
+  },
+  "theme": "opencode",
+}
+""",
+        '{\n  "mcp": {\n    "jira": {"type": "remote" "url": "x"}\n  }\n}\n',
+    ),
+    Case(
+        "gemini",
+        "user",
+        lambda h: h.home / ".gemini" / "settings.json",
+        load_json,
+        lambda d: d["mcpServers"]["codepith"],
+        lambda d: (d["theme"], d["mcpServers"]["pythonTools"]),
+        """{
+  "theme": "GitHub",
+  "mcpServers": {
+    "pythonTools": {
+      "command": "python",
+      "args": ["-m", "my_mcp_server"],
+      "timeout": 15000
+    }
+  }
+}
+""",
+        '{\n  "theme": "GitHub",\n  "mcpServers": {\n',
+    ),
+    Case(
+        "vscode",
+        "project",
+        lambda h: h.project / ".vscode" / "mcp.json",
+        load_jsonc,
+        lambda d: d["servers"]["codepith"],
+        lambda d: (d["inputs"], d["servers"]["memory"]),
+        """{
+  // Workspace MCP servers
+  "inputs": [
+    { "type": "promptString", "id": "token", "description": "API token", "password": true }
+  ],
+  "servers": {
+    "memory": {
+      "type": "stdio",
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-memory"]
+    }
+  }
+}
+""",
+        '{\n  "servers": {\n    "memory": {\n      "type": "stdio",\n      "command": npx\n    }\n  }\n}\n',
+    ),
+]
+
+IDS = [f"{c.agent}-{c.scope}" for c in CASES]
+
+
+def install(case: Case, *extra: str) -> int:
+    return cli("install", "--agent", case.agent, "--type", "mcp", "--scope", case.scope, "--yes", *extra)
+
+
+def uninstall(case: Case, *extra: str) -> int:
+    return cli("uninstall", "--agent", case.agent, "--type", "mcp", "--scope", case.scope, "--yes", *extra)
+
+
+def check_entry(case: Case, entry: Any) -> None:
+    command = launcher_command()
+    if case.agent == "opencode":
+        assert entry["type"] == "local" and entry["enabled"] is True
+        argv = entry["command"]
+    else:
+        argv = [entry["command"], *entry["args"]]
+    assert Path(argv[0]).is_absolute() and argv[0] == command
+    assert "mcp" in argv
+    if case.agent == "codex":
+        assert entry["startup_timeout_sec"] >= 30
+    if case.agent in ("claude", "vscode"):
+        assert entry["type"] == "stdio"
+    if case.agent in ("cursor", "vscode"):
+        assert argv[-1] == "${workspaceFolder}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_fresh_install_then_reinstall_changes_nothing(case: Case, home: Home) -> None:
+    path = case.path(home)
+    assert install(case) == 0
+    first = path.read_bytes()
+    check_entry(case, case.entry(case.load(first.decode())))
+    if case.load is load_jsonc:  # a fresh file is plain JSON whatever the client accepts
+        json.loads(first)
+    assert install(case) == 0
+    assert path.read_bytes() == first
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_install_beside_other_servers_and_comments_then_uninstall_restores_bytes(
+    case: Case, home: Home, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = case.path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(case.beside)
+    original = path.read_bytes()
+    assert install(case) == 0
+    text = path.read_text()
+    doc = case.load(text)
+    check_entry(case, case.entry(doc))
+    assert case.others(doc) == case.others(case.load(case.beside))
+    assert only_added(case.beside, text), text  # every comment and line of the person's file is still there
+    assert install(case) == 0 and path.read_text() == text  # re-install: no change
+    capsys.readouterr()
+    assert uninstall(case) == 0
+    assert path.read_bytes() == original
+    assert "restored" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_uninstall_after_the_file_changed_cuts_only_codepith(case: Case, home: Home) -> None:
+    """A client rewrites its own file after install (Claude Code does, all the time): uninstall keeps
+    those changes and removes codepith's entry alone."""
+    path = case.path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(case.beside)
+    assert install(case) == 0
+    edited = path.read_text()
+    if case.load is load_toml:
+        edited += '\n[mcp_servers.later]\ncommand = "added-later"\n'
+        later = ("mcp_servers", "later")
+    else:
+        edited, _ = jsonc.set_member(edited, ("addedLater",), True)
+        later = ("addedLater",)
+    path.write_text(edited)
+    assert uninstall(case) == 0
+    doc = case.load(path.read_text())
+    with pytest.raises(KeyError):
+        case.entry(doc)
+    assert case.others(doc) == case.others(case.load(case.beside))
+    node: Any = doc
+    for key in later:
+        node = node[key]
+    assert node in (True, {"command": "added-later"})
+    if case.load is not load_toml:  # and the text is the person's text plus the later change
+        assert path.read_text() == jsonc.set_member(case.beside, ("addedLater",), True)[0]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_unparsable_file_is_left_untouched_with_a_clear_error(
+    case: Case, home: Home, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = case.path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(case.broken)
+    before = path.read_bytes()
+    assert install(case) != 0
+    err = capsys.readouterr().err
+    assert str(path) in err and "left untouched" in err and "line" in err
+    assert "Traceback" not in err
+    assert path.read_bytes() == before
+    assert not (home.state / "codepith" / "backups").exists()
+    assert uninstall(case) != 0
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_foreign_codepith_entry_is_left_alone_unless_forced(
+    case: Case, home: Home, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = case.path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if case.load is load_toml:
+        path.write_text(case.beside + '\n[mcp_servers.codepith]\ncommand = "uvx"\nargs = ["codepith", "mcp"]\n')
+    else:
+        path.write_text(jsonc.set_member(case.beside, case_where(case), {"command": "uvx", "args": ["codepith"]})[0])
+    original = path.read_bytes()
+    assert install(case) == 1
+    assert "did not write" in capsys.readouterr().err
+    assert path.read_bytes() == original
+    assert uninstall(case) == 1  # not ours to remove either
+    assert path.read_bytes() == original
+    assert install(case, "--force") == 0
+    check_entry(case, case.entry(case.load(path.read_text())))
+    assert uninstall(case) == 0
+    assert path.read_bytes() == original  # the person's own entry is back, byte for byte
+
+
+def case_where(case: Case) -> tuple[str, ...]:
+    return {"opencode": ("mcp", "codepith"), "vscode": ("servers", "codepith")}.get(
+        case.agent, ("mcpServers", "codepith")
+    )
+
+
+def test_opencode_default_location_and_newer_servers_layout(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENCODE_CONFIG")
+    path = home.xdg_config / "opencode" / "opencode.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{\n  "mcp": {\n    "servers": {\n      "a": {"type": "local", "command": ["a"]}\n    }\n  }\n}\n')
+    assert cli("install", "--agent", "opencode", "--type", "mcp", "--yes") == 0
+    entry = json.loads(path.read_text())["mcp"]["servers"]["codepith"]
+    assert entry["type"] == "local" and entry["command"][0] == launcher_command() and "enabled" not in entry
+
+
+def test_symlinked_config_is_written_through_the_link(home: Home) -> None:
+    real = home.root / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text('{\n  "theme": "x"\n}\n')
+    link = home.home / ".gemini" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert cli("install", "--agent", "gemini", "--type", "mcp", "--yes") == 0
+    assert link.is_symlink()
+    assert json.loads(real.read_text())["mcpServers"]["codepith"]["command"] == launcher_command()
+
+
+# -- instructions and sub-agents -----------------------------------------------------------------------
+
+
+def test_instruction_block_is_short_and_names_the_tools() -> None:
+    block = instruction_block()
+    chars, tokens = block_cost()
+    assert chars == len(block) < BLOCK_LIMIT
+    assert tokens * 4 >= chars
+    for tool in ("search", "find_related", "read_snippet", "run_tests", "outline"):
+        assert f"`{tool}" in block
+    assert "grep" in block
+
+
+def test_instructions_in_agents_md_keep_the_persons_text(home: Home) -> None:
+    agents_md = home.codex_home / "AGENTS.md"
+    agents_md.parent.mkdir(parents=True)
+    agents_md.write_text("# My rules\n\nAlways run make lint.\n")
+    original = agents_md.read_bytes()
+    assert cli("install", "--agent", "codex", "--type", "instructions", "--yes") == 0
+    text = agents_md.read_text()
+    assert text.startswith("# My rules\n\nAlways run make lint.\n\n<!-- codepith:begin")
+    assert instruction_block() in text
+    assert cli("install", "--agent", "codex", "--type", "instructions", "--yes") == 0
+    assert agents_md.read_text() == text
+    # the person edits their part afterwards: uninstall keeps the edit, removes the block
+    agents_md.write_text(text.replace("make lint", "make check"))
+    assert cli("uninstall", "--agent", "codex", "--type", "instructions", "--yes") == 0
+    assert agents_md.read_bytes() == original.replace(b"make lint", b"make check")
+
+
+def test_instructions_shared_file_is_one_block_and_created_file_goes_away(home: Home) -> None:
+    """Codex and OpenCode at project scope both read ./AGENTS.md: one block, and uninstall deletes the
+    file install created."""
+    agents = "--agent codex --agent opencode --type instructions --scope project --yes".split()
+    assert cli("install", *agents) == 0
+    text = (home.project / "AGENTS.md").read_text()
+    assert text.count("codepith:begin") == 1
+    assert cli("uninstall", *agents) == 0
+    assert not (home.project / "AGENTS.md").exists()
+
+
+def test_claude_md_and_subagent_install_and_uninstall(home: Home) -> None:
+    claude_md = home.claude_dir / "CLAUDE.md"
+    claude_md.parent.mkdir(parents=True)
+    claude_md.write_text("Use British spelling.")  # no final newline
+    original = claude_md.read_bytes()
+    assert cli("install", "--agent", "claude", "--yes") == 0
+    agent = home.claude_dir / "agents" / "codepith-search.md"
+    text = agent.read_text()
+    assert text.startswith("---\nname: codepith-search\n")
+    assert "mcp__codepith__search" in text and "tools:" in text
+    assert "<!-- codepith:begin" in claude_md.read_text()
+    assert cli("uninstall", "--agent", "claude", "--yes") == 0
+    assert not agent.exists()
+    assert claude_md.read_bytes() == original
+    assert not (home.claude_dir / ".claude.json").exists()
+
+
+def test_opencode_subagent_and_foreign_agent_file(home: Home, capsys: pytest.CaptureFixture[str]) -> None:
+    monkey_dir = home.xdg_config / "opencode" / "agents"
+    monkey_dir.mkdir(parents=True)
+    mine = monkey_dir / "codepith-search.md"
+    mine.write_text("---\ndescription: my own\nmode: subagent\n---\nhello\n")
+    assert cli("install", "--agent", "opencode", "--type", "subagent", "--yes") == 1
+    assert "did not write" in capsys.readouterr().err
+    assert mine.read_text().endswith("hello\n")
+    mine.unlink()
+    assert cli("install", "--agent", "opencode", "--type", "subagent", "--yes") == 0
+    assert "mode: subagent" in mine.read_text()
+    assert cli("uninstall", "--agent", "opencode", "--type", "subagent", "--yes") == 0
+    assert not mine.exists()
+
+
+# -- choosing, dry runs and scripts --------------------------------------------------------------------
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(home: Home, capsys: pytest.CaptureFixture[str]) -> None:
+    path = home.home / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{\n  "theme": "x"\n}\n')
+    assert cli("install", "--agent", "gemini", "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert f"--- {path}" in out and f"+++ {path}" in out
+    assert '-  "theme": "x"\n+  "theme": "x",' in out and '+    "codepith": {' in out
+    assert path.read_text() == '{\n  "theme": "x"\n}\n'
+    assert not (home.home / ".gemini" / "GEMINI.md").exists()
+    assert not home.state.exists()
+
+
+def test_without_terminal_or_yes_nothing_is_written(home: Home) -> None:
+    (home.home / ".cursor").mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "codepith", "install"],
+        cwd=home.project,
+        env={**os.environ, **home.environ()},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    assert "Cursor" in proc.stdout and "mcp.json" in proc.stdout  # what would be done
+    assert "--yes" in proc.stderr and "nothing written" in proc.stderr
+    assert not (home.home / ".cursor" / "mcp.json").exists()
+
+
+def test_detection_and_yes_install_into_detected_clients_only(home: Home, capsys: pytest.CaptureFixture[str]) -> None:
+    (home.home / ".gemini").mkdir()
+    home.codex_home.mkdir()
+    assert cli("install", "--type", "mcp", "--yes") == 0
+    assert (home.home / ".gemini" / "settings.json").exists()
+    assert (home.codex_home / "config.toml").exists()
+    assert not (home.home / ".cursor").exists()
+    assert not (home.claude_dir / ".claude.json").exists()
+
+
+def test_no_client_detected_is_a_clear_error(home: Home, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli("install", "--yes") == 2
+    assert "no agent client found" in capsys.readouterr().err
+
+
+def test_unknown_agent_is_a_usage_error(home: Home, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli("install", "--agent", "emacs", "--yes") == 2
+    assert "unknown agent 'emacs'" in capsys.readouterr().err
+
+
+def test_interactive_choice_and_confirmation(home: Home) -> None:
+    from codepith.agents.clients import Env
+    from codepith.agents.install import Options, Ui, run
+
+    (home.home / ".gemini").mkdir()
+    answers = iter(["5", "y"])  # 5 = Gemini CLI in the listed order
+    shown: list[str] = []
+    ui = Ui(shown.append, shown.append, lambda prompt: (shown.append(prompt), next(answers))[1], True)
+    env = Env.from_os()
+    assert run("install", Options(kinds=("mcp",)), env, ui) == 0
+    assert any("* Gemini CLI" in line for line in shown)
+    assert (home.home / ".gemini" / "settings.json").exists()
+    declined = iter(["", "n"])
+    ui = Ui(shown.append, shown.append, lambda prompt: next(declined), True)
+    assert run("uninstall", Options(kinds=("mcp",)), env, ui) == 1
+    assert (home.home / ".gemini" / "settings.json").exists()
+
+
+def test_python_dash_m_codepith_runs_the_cli() -> None:
+    proc = subprocess.run([sys.executable, "-m", "codepith", "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("codepith ")
