@@ -269,6 +269,7 @@ def plan_uninstall(targets: list[tuple[Target, str]], state: State, force: bool)
                 )
             )
             continue
+        new: str | None
         try:
             if rec is not None and rec.replaced is not None and t.fmt != "markdown":
                 new = _put_back(t, text, rec.replaced)
