@@ -352,6 +352,9 @@ def remove_member(text: str, path: tuple[str, ...]) -> str:
     if i == len(members) - 1:
         prev = members[i - 1]
         assert prev.comma is not None
+        if indent is None:  # shares a line with the previous member: the space before it goes too
+            while start > prev.comma + 1 and text[start - 1] in " \t":
+                start -= 1
         tail = m.comma + 1 if m.comma is not None else end
         if m.comma is not None:  # trailing-comma style: the previous member keeps its comma
             return text[:start] + text[tail:]
