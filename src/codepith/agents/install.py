@@ -89,8 +89,10 @@ def _targets(clients: list[Client], env: Env, opts: Options, launcher: Launcher)
     return [(t, describe(t, tuple(ids))) for t, ids in seen.values()]
 
 
-def _show(plan: Plan, ui: Ui, action: str) -> None:
+def _show(plan: Plan, ui: Ui, action: str, quiet_absent: bool) -> None:
     for n in plan.notes:
+        if n.status == "absent" and quiet_absent:
+            continue
         if n.problem:
             ui.err(f"codepith: {n.label}: {n.message}")
         else:
@@ -122,7 +124,7 @@ def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None 
         plan = plan_uninstall(targets, state, opts.force)
     status = EXIT_INCOMPLETE if plan.problems else EXIT_OK
     ui.out(f"codepith {action} ({opts.scope} scope): {', '.join(c.name for c in clients)}")
-    _show(plan, ui, action)
+    _show(plan, ui, action, quiet_absent=not opts.agents)
     if opts.dry_run:
         diff = plan.diff()
         ui.out(diff.rstrip("\n") if diff else "no changes")
