@@ -561,3 +561,16 @@ def test_interactive_choice_and_confirmation(home: Home) -> None:
 def test_python_dash_m_codepith_runs_the_cli() -> None:
     proc = subprocess.run([sys.executable, "-m", "codepith", "--version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.startswith("codepith ")
+
+
+def test_a_throwaway_uvx_environment_is_warned_about(home: Home) -> None:
+    from codepith.agents.clients import Env
+    from codepith.agents.install import Options, Ui, run
+    from codepith.agents.launcher import Launcher
+
+    (home.home / ".gemini").mkdir()
+    lines: list[str] = []
+    ui = Ui(lines.append, lines.append, lambda prompt: "", False)
+    uvx = Launcher(str(home.home / ".cache/uv/archive-v0/abc/bin/codepith"), ())
+    assert run("install", Options(kinds=("mcp",), dry_run=True), Env.from_os(), ui, uvx) == 0
+    assert any("temporary environment" in line for line in lines)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from codepith.agents.clients import CLIENTS, KINDS, SCOPES, Client, Env, Target
-from codepith.agents.launcher import Launcher, current
+from codepith.agents.launcher import Launcher, current, ephemeral_warning
 from codepith.agents.plan import Plan, describe, plan_install, plan_uninstall
 from codepith.agents.state import State, state_dir
 from codepith.agents.texts import block_cost
@@ -123,6 +123,9 @@ def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None 
     else:
         plan = plan_uninstall(targets, state, opts.force)
     status = EXIT_INCOMPLETE if plan.problems else EXIT_OK
+    warning = ephemeral_warning(launcher) if action == "install" and opts.kinds != ("instructions",) else None
+    if warning:
+        ui.err(f"codepith: warning: {warning}")
     ui.out(f"codepith {action} ({opts.scope} scope): {', '.join(c.name for c in clients)}")
     _show(plan, ui, action, quiet_absent=not opts.agents)
     if opts.dry_run:

@@ -39,3 +39,19 @@ def current(python: str | None = None) -> Launcher:
     if script is not None:
         return Launcher(str(script), ())
     return Launcher(str(exe), ("-m", "codepith"))
+
+
+_EPHEMERAL = ("/uv/archive-v", "/.cache/uv/", "/pip-build-env-", "/pipx/.cache/", "/.uv/cache/")
+
+
+def ephemeral_warning(launcher: Launcher) -> str | None:
+    """A warning when the command lives in a throw-away environment (``uvx``, ``pipx run``): the entry
+    would break the day that cache is cleaned."""
+    path = launcher.command.replace("\\", "/")
+    if any(mark in path for mark in _EPHEMERAL):
+        return (
+            f"{launcher.command} is in a temporary environment (uvx / pipx run); agents will fail to start "
+            "codepith once that cache is cleaned: install it for good (`uv tool install codepith` or "
+            "`pipx install codepith`) and run `codepith install` from there"
+        )
+    return None
