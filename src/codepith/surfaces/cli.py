@@ -283,7 +283,7 @@ def _agents_parsers(sub: argparse._SubParsersAction) -> None:
         a = sub.add_parser(name, help=what)
         a.add_argument("--agent", action="append", metavar="NAME",
                        help="claude, codex, cursor, opencode, gemini, vscode (repeatable; default: ask, or detected)")
-        a.add_argument("--type", choices=("mcp", "instructions", "subagent", "all"), default="all")
+        a.add_argument("--type", choices=("mcp", "instructions", "subagent", "all"), default="all", help="default: all")
         a.add_argument("--scope", choices=("user", "project"), default="user",
                        help="user: your config files; project: files in the current folder")
         a.add_argument("--yes", action="store_true", help="apply without asking (for scripts)")
