@@ -574,3 +574,16 @@ def test_a_throwaway_uvx_environment_is_warned_about(home: Home) -> None:
     uvx = Launcher(str(home.home / ".cache/uv/archive-v0/abc/bin/codepith"), ())
     assert run("install", Options(kinds=("mcp",), dry_run=True), Env.from_os(), ui, uvx) == 0
     assert any("temporary environment" in line for line in lines)
+
+
+def test_an_old_block_without_a_record_is_updated_and_uninstall_cuts_it(home: Home) -> None:
+    """State lost (another machine, a cleaned state folder): the markers still say which text is codepith's."""
+    from codepith.agents.markdown import wrap
+
+    agents_md = home.codex_home / "AGENTS.md"
+    agents_md.parent.mkdir(parents=True)
+    agents_md.write_text(f"# Mine\n\n{wrap('an older codepith block')}\n")
+    assert cli("install", "--agent", "codex", "--type", "instructions", "--yes") == 0
+    assert instruction_block() in agents_md.read_text() and "older" not in agents_md.read_text()
+    assert cli("uninstall", "--agent", "codex", "--type", "instructions", "--yes") == 0
+    assert agents_md.read_text() == "# Mine\n"

@@ -198,15 +198,18 @@ def plan_install(targets: list[tuple[Target, str]], state: State, force: bool) -
             plan.notes.append(Note(t, label, "error", _parse_error(t, exc)))
             continue
         after = _encode(new)
-        if rec is not None and ours:  # updating codepith's own entry: what uninstall restores stays the same
-            unchanged_since = before is not None and writes.sha256(before) == rec.installed_sha256
-            record = replace(
-                rec,
-                value=t.value,
-                installed_sha256=writes.sha256(after) or "",
-                original=rec.original if unchanged_since else None,
-            )
+        if ours:  # updating codepith's own entry: what uninstall restores stays the same
             pristine = False
+            if rec is not None:
+                unchanged_since = before is not None and writes.sha256(before) == rec.installed_sha256
+                record = replace(
+                    rec,
+                    value=t.value,
+                    installed_sha256=writes.sha256(after) or "",
+                    original=rec.original if unchanged_since else None,
+                )
+            else:  # codepith's by its markers, record lost: no pristine bytes to go back to
+                record = Record(str(t.path), t.where, t.value, None, False, writes.sha256(after) or "", None)
         else:  # the file holds nothing of codepith's (or, forced, someone else's entry): its bytes are the original
             pristine = True
             record = Record(
