@@ -34,7 +34,7 @@ You find code for the agent that called you. Use the codepith MCP tools first:
 Never edit files. Answer with the locations that matter as `path:start-end`, one line each on why,
 plus the few lines of code that settle the question; say plainly if you found nothing."""
 
-_DESCRIPTION = (
+SUBAGENT_DESCRIPTION = (
     "Finds where something is implemented in the codebase with codepith's hybrid code search. "
     "Use it for questions like 'where is X handled?' before grepping."
 )
@@ -58,10 +58,10 @@ def claude_subagent() -> str:
         [f"mcp__codepith__{t}" for t in ("search", "read_snippet", "find_related", "outline", "index_status")]
         + ["Read", "Grep", "Glob"]
     )
-    return f"---\nname: {SUBAGENT_NAME}\ndescription: {_DESCRIPTION}\ntools: {tools}\n---\n{MANAGED}\n\n{_ROLE}\n"
+    return f"---\nname: {SUBAGENT_NAME}\ndescription: {SUBAGENT_DESCRIPTION}\ntools: {tools}\n---\n{MANAGED}\n\n{_ROLE}\n"
 
 
 def opencode_subagent() -> str:
     """An OpenCode agent file (``~/.config/opencode/agents/NAME.md``: front matter description and
     ``mode: subagent``, body = system prompt; docs: opencode.ai/docs/agents)."""
-    return f"---\ndescription: {_DESCRIPTION}\nmode: subagent\n---\n{MANAGED}\n\n{_ROLE}\n"
+    return f"---\ndescription: {SUBAGENT_DESCRIPTION}\nmode: subagent\n---\n{MANAGED}\n\n{_ROLE}\n"
