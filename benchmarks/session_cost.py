@@ -17,7 +17,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 import codepith
-from codepith.agents.texts import SUBAGENT_DESCRIPTION, CHARS_PER_TOKEN, instruction_block
+from codepith.agents.texts import CHARS_PER_TOKEN, SUBAGENT_DESCRIPTION, instruction_block
 from codepith.surfaces.mcp.schemas import INSTRUCTIONS, TOOLS
 
 

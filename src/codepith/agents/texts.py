@@ -58,7 +58,8 @@ def claude_subagent() -> str:
         [f"mcp__codepith__{t}" for t in ("search", "read_snippet", "find_related", "outline", "index_status")]
         + ["Read", "Grep", "Glob"]
     )
-    return f"---\nname: {SUBAGENT_NAME}\ndescription: {SUBAGENT_DESCRIPTION}\ntools: {tools}\n---\n{MANAGED}\n\n{_ROLE}\n"
+    head = f"---\nname: {SUBAGENT_NAME}\ndescription: {SUBAGENT_DESCRIPTION}\ntools: {tools}\n---\n"
+    return f"{head}{MANAGED}\n\n{_ROLE}\n"
 
 
 def opencode_subagent() -> str:
