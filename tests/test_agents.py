@@ -587,3 +587,34 @@ def test_an_old_block_without_a_record_is_updated_and_uninstall_cuts_it(home: Ho
     assert instruction_block() in agents_md.read_text() and "older" not in agents_md.read_text()
     assert cli("uninstall", "--agent", "codex", "--type", "instructions", "--yes") == 0
     assert agents_md.read_text() == "# Mine\n"
+
+
+def test_a_file_changed_while_asking_is_left_alone(home: Home) -> None:
+    """Claude Code rewrites ~/.claude.json often: a change between plan and write must not be lost."""
+    from codepith.agents.clients import Env
+    from codepith.agents.install import Options, Ui, run
+
+    path = home.claude_dir / ".claude.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{\n  "numStartups": 1\n}\n')
+    lines: list[str] = []
+
+    def ask(prompt: str) -> str:
+        path.write_text('{\n  "numStartups": 2\n}\n')  # the client writes while the person reads the plan
+        return "y"
+
+    ui = Ui(lines.append, lines.append, ask, True)
+    assert run("install", Options(agents=("claude",), kinds=("mcp",)), Env.from_os(), ui) == 1
+    assert path.read_text() == '{\n  "numStartups": 2\n}\n'
+    assert any("changed since the plan was made" in line for line in lines)
+
+
+def test_backups_are_private(home: Home) -> None:
+    path = home.claude_dir / ".claude.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"oauthAccount": {"emailAddress": "me@example.com"}}\n')
+    path.chmod(0o600)
+    assert install(CASES[0]) == 0
+    assert path.stat().st_mode & 0o777 == 0o600
+    backups = list((home.state / "codepith" / "backups").iterdir())
+    assert backups and all(b.stat().st_mode & 0o777 == 0o600 for b in backups)

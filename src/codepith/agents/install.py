@@ -135,6 +135,7 @@ def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None 
     if not plan.changes:
         ui.out("nothing to change")
         return status
+    problems_before = plan.problems
     if not opts.yes:
         if not ui.interactive:
             ui.err(
@@ -146,6 +147,9 @@ def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None 
             return EXIT_INCOMPLETE
     for line in plan.apply(state):
         ui.out(line)
+    for n in plan.problems[len(problems_before) :]:
+        ui.err(f"codepith: {n.label}: {n.message}")
+        status = EXIT_INCOMPLETE
     if action == "install" and any(c.target.kind == "instructions" for c in plan.changes):
         chars, tokens = block_cost()
         ui.out(f"the instruction block adds {chars} characters (~{tokens} tokens) to each session")

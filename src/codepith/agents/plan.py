@@ -70,6 +70,11 @@ class Plan:
         done: list[str] = []
         for c in self.changes:
             path = c.target.path
+            if writes.read(path) != c.before:  # the client (or the person) wrote it while we planned/asked
+                self.notes.append(
+                    Note(c.target, c.label, "error", f"{path} changed since the plan was made; untouched, run again")
+                )
+                continue
             saved = None
             if c.before is not None:
                 saved = writes.backup(c.before, path, state.backups)

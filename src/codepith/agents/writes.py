@@ -33,8 +33,8 @@ def backup(data: bytes, path: Path, backups: Path) -> Path:
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(path).strip("/\\"))[-120:]
     digest = hashlib.sha256(data).hexdigest()[:10]
     dest = backups / f"{stamp}-{digest}-{name}"
-    if not dest.exists():
-        write_atomic(dest, data)
+    if not dest.exists():  # private whatever the original's mode: ~/.claude.json can hold account details
+        write_atomic(dest, data, mode=0o600)
     return dest
 
 
@@ -42,13 +42,14 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` in one rename; the file keeps its mode (``mode`` for a new file)."""
     path = _real(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        mode: int | None = path.stat().st_mode & 0o7777
+        mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
-        mode = None
+        pass
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".codepith-tmp")
     try:
         with os.fdopen(fd, "wb") as f:
