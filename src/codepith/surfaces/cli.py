@@ -278,14 +278,24 @@ def cmd_agents(args: argparse.Namespace) -> int:
 
 
 def _agents_parsers(sub: argparse._SubParsersAction) -> None:
-    for name, what in (("install", "wire codepith into agent clients (MCP server, instructions, sub-agent)"),
-                       ("uninstall", "remove exactly what install added")):
+    for name, what in (
+        ("install", "wire codepith into agent clients (MCP server, instructions, sub-agent)"),
+        ("uninstall", "remove exactly what install added"),
+    ):
         a = sub.add_parser(name, help=what)
-        a.add_argument("--agent", action="append", metavar="NAME",
-                       help="claude, codex, cursor, opencode, gemini, vscode (repeatable; default: ask, or detected)")
+        a.add_argument(
+            "--agent",
+            action="append",
+            metavar="NAME",
+            help="claude, codex, cursor, opencode, gemini, vscode (repeatable; default: ask, or detected)",
+        )
         a.add_argument("--type", choices=("mcp", "instructions", "subagent", "all"), default="all", help="default: all")
-        a.add_argument("--scope", choices=("user", "project"), default="user",
-                       help="user: your config files; project: files in the current folder")
+        a.add_argument(
+            "--scope",
+            choices=("user", "project"),
+            default="user",
+            help="user: your config files; project: files in the current folder",
+        )
         a.add_argument("--yes", action="store_true", help="apply without asking (for scripts)")
         a.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
         a.add_argument("--force", action="store_true", help="replace/remove a 'codepith' entry codepith did not write")
