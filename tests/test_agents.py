@@ -618,3 +618,17 @@ def test_backups_are_private(home: Home) -> None:
     assert path.stat().st_mode & 0o777 == 0o600
     backups = list((home.state / "codepith" / "backups").iterdir())
     assert backups and all(b.stat().st_mode & 0o777 == 0o600 for b in backups)
+
+
+def test_records_of_entries_removed_by_hand_are_dropped(home: Home) -> None:
+    from codepith.agents.clients import Env
+    from codepith.agents.state import State, state_dir
+
+    assert cli("install", "--agent", "gemini", "--yes") == 0
+    state = State(state_dir(Env.from_os()))
+    assert len(state.records) == 2  # settings.json entry and GEMINI.md block
+    (home.home / ".gemini" / "settings.json").unlink()
+    (home.home / ".gemini" / "GEMINI.md").write_text("mine\n")
+    assert cli("uninstall", "--agent", "gemini", "--yes") == 0
+    assert State(state_dir(Env.from_os())).records == {}
+    assert (home.home / ".gemini" / "GEMINI.md").read_text() == "mine\n"

@@ -133,6 +133,10 @@ def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None 
         ui.out(diff.rstrip("\n") if diff else "no changes")
         return status
     if not plan.changes:
+        if plan.stale:  # the entries are gone (removed by hand): so is the need to remember them
+            for key in plan.stale:
+                state.forget(key)
+            state.save()
         ui.out("nothing to change")
         return status
     problems_before = plan.problems

@@ -49,6 +49,7 @@ class Note:
 class Plan:
     changes: list[Change] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)  # records of entries that are gone already
 
     @property
     def problems(self) -> list[Note]:
@@ -68,6 +69,8 @@ class Plan:
     def apply(self, state: State) -> list[str]:
         """Write every change (backup first, atomic replace) and update the record; returns report lines."""
         done: list[str] = []
+        for key in self.stale:
+            state.forget(key)
         for c in self.changes:
             path = c.target.path
             if writes.read(path) != c.before:  # the client (or the person) wrote it while we planned/asked
@@ -252,6 +255,8 @@ def plan_uninstall(targets: list[tuple[Target, str]], state: State, force: bool)
             continue
         if before is None:
             plan.notes.append(Note(t, label, "absent", f"not installed: {t.path} does not exist"))
+            if rec is not None:
+                plan.stale.append(t.key)
             continue
         if rec is not None and writes.sha256(before) == rec.installed_sha256:
             original = writes.read(Path(rec.original)) if rec.original else None
@@ -265,6 +270,8 @@ def plan_uninstall(targets: list[tuple[Target, str]], state: State, force: bool)
             continue
         if existing is None:
             plan.notes.append(Note(t, label, "absent", f"not installed: nothing of codepith's in {t.path}"))
+            if rec is not None:
+                plan.stale.append(t.key)
             continue
         ours = existing == t.value or (rec is not None and rec.value == existing) or _ours_by_look(t, existing)
         if not ours and not force:
