@@ -632,3 +632,29 @@ def test_records_of_entries_removed_by_hand_are_dropped(home: Home) -> None:
     assert cli("uninstall", "--agent", "gemini", "--yes") == 0
     assert State(state_dir(Env.from_os())).records == {}
     assert (home.home / ".gemini" / "GEMINI.md").read_text() == "mine\n"
+
+
+def test_project_scope_writes_the_projects_files(home: Home) -> None:
+    agents = [a for c in ("claude", "codex", "cursor", "opencode", "gemini", "vscode") for a in ("--agent", c)]
+    assert cli("install", *agents, "--scope", "project", "--yes") == 0
+    p = home.project
+    assert json.loads((p / ".mcp.json").read_text())["mcpServers"]["codepith"]["type"] == "stdio"
+    assert load_toml((p / ".codex" / "config.toml").read_text())["mcp_servers"]["codepith"]["args"] == ["mcp"]
+    assert "codepith" in json.loads((p / ".cursor" / "mcp.json").read_text())["mcpServers"]
+    assert json.loads((p / "opencode.json").read_text())["mcp"]["codepith"]["type"] == "local"
+    assert "codepith" in json.loads((p / ".gemini" / "settings.json").read_text())["mcpServers"]
+    assert "codepith" in json.loads((p / ".vscode" / "mcp.json").read_text())["servers"]
+    for name in ("AGENTS.md", "CLAUDE.md", "GEMINI.md"):
+        assert (p / name).read_text().count("<!-- codepith:begin") == 1
+    assert (p / ".claude" / "agents" / "codepith-search.md").exists()
+    assert (p / ".opencode" / "agents" / "codepith-search.md").exists()
+    assert [f.name for f in home.home.iterdir()] == ["state"]  # only codepith's record in the user's folders
+    assert cli("uninstall", *agents, "--scope", "project", "--yes") == 0
+    left = sorted(str(f.relative_to(p)) for f in p.rglob("*") if f.is_file())
+    assert left == []
+
+
+def test_vscode_user_scope_goes_to_the_profile_folder(home: Home) -> None:
+    assert cli("install", "--agent", "vscode", "--type", "mcp", "--yes") == 0
+    path = home.xdg_config / "Code" / "User" / "mcp.json"
+    assert json.loads(path.read_text())["servers"]["codepith"]["args"][-1] == "${workspaceFolder}"
