@@ -650,8 +650,7 @@ def test_project_scope_writes_the_projects_files(home: Home) -> None:
     assert (p / ".opencode" / "agents" / "codepith-search.md").exists()
     assert [f.name for f in home.home.iterdir()] == ["state"]  # only codepith's record in the user's folders
     assert cli("uninstall", *agents, "--scope", "project", "--yes") == 0
-    left = sorted(str(f.relative_to(p)) for f in p.rglob("*") if f.is_file())
-    assert left == []
+    assert sorted(str(f.relative_to(p)) for f in p.rglob("*")) == []  # folders install made are gone too
 
 
 def test_vscode_user_scope_goes_to_the_profile_folder(home: Home) -> None:

@@ -81,8 +81,12 @@ class Plan:
             saved = None
             if c.before is not None:
                 saved = writes.backup(c.before, path, state.backups)
+            new_dirs = writes.missing_dirs(path.parent) if c.after is not None else []
             if c.after is None:
                 writes.remove(path)
+                old = state.get(c.target.key)
+                if old is not None:
+                    writes.remove_empty_dirs([Path(d) for d in old.dirs_created])
             else:
                 writes.write_atomic(path, c.after)
             if c.record is None:
@@ -91,6 +95,8 @@ class Plan:
                 rec = c.record
                 if c.original_is_before:
                     rec = replace(rec, original=str(saved) if saved else None)
+                if new_dirs:
+                    rec = replace(rec, dirs_created=tuple(str(d) for d in new_dirs))
                 state.put(rec)
             state.save()
             verb = {"add": "added", "update": "updated", "remove": "removed", "restore": "restored"}[c.action]

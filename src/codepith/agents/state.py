@@ -31,6 +31,7 @@ class Record:
     installed_sha256: str  # the file right after codepith's last write
     original: str | None  # backup of the bytes before install, when uninstall can restore them exactly
     replaced: Any = None  # someone else's entry that ``--force`` replaced: uninstall puts it back
+    dirs_created: tuple[str, ...] = ()  # folders made to hold a new file, removed with it when empty
 
     @property
     def key(self) -> str:
@@ -63,6 +64,7 @@ class State:
                         **item,
                         "where": tuple(item["where"]),
                         "created": tuple(item["created"]) if item.get("created") else None,
+                        "dirs_created": tuple(item.get("dirs_created") or ()),
                     }
                 )
                 self.records[rec.key] = rec

@@ -72,3 +72,21 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
 
 def remove(path: Path) -> None:
     _real(path).unlink(missing_ok=True)
+
+
+def missing_dirs(folder: Path) -> list[Path]:
+    """The folders (outermost first) that writing into ``folder`` would create."""
+    out: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        out.append(folder)
+        folder = folder.parent
+    return out[::-1]
+
+
+def remove_empty_dirs(folders: list[Path]) -> None:
+    """Remove ``folders`` (innermost first) where they are empty; a folder with anything in it stays."""
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
