@@ -1,8 +1,10 @@
-"""Real clients read what `codepith install` wrote: Claude Code and Codex from npm, in a temporary prefix.
+"""Real clients read what `codepith install` wrote: Claude Code, Codex and OpenCode from npm, installed
+into a temporary prefix.
 
-``claude mcp list`` starts every stdio server it knows and reports whether it answered (offline: no
-account needed); ``codex mcp list --json`` parses config.toml. The npm install (about 20 s) happens once
-per test session; without node/npm or the registry the tests are skipped with the reason.
+``claude mcp list`` and ``opencode mcp list`` start every stdio server they know and report whether it
+answered (offline: no account needed); ``codex mcp list --json`` parses config.toml; ``opencode agent list``
+loads the sub-agent file. Each npm install (20-50 s) happens once per test session; without node/npm or
+the registry the tests are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -22,26 +24,57 @@ from codepith.surfaces.cli import main
 PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex")
 
 
+INSTALLS = {  # one npm prefix each, installed side by side: one package failing skips only its tests
+    "claude-codex": (PACKAGES, ("claude", "codex")),
+    "opencode": (("opencode-ai",), ("opencode",)),
+}
+
+
 @pytest.fixture(scope="session")
-def npm_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def npm_installs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | str]:
+    """Each install's bin folder, or the reason it failed; the installs run at the same time."""
     npm = shutil.which("npm")
     if not npm or not shutil.which("node"):
-        pytest.skip("node/npm not available: cannot install the real Claude Code and Codex clients")
-    prefix = tmp_path_factory.mktemp("npm-clients")
-    try:
-        proc = subprocess.run(
-            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", *PACKAGES],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.skip("npm install of the real clients timed out")
-    bin_dir = prefix / "node_modules" / ".bin"
-    if proc.returncode != 0 or not (bin_dir / "claude").exists() or not (bin_dir / "codex").exists():
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        pytest.skip(f"npm could not install {' '.join(PACKAGES)}: {last}")
-    return bin_dir
+        return {name: "node/npm not available: cannot install the real clients" for name in INSTALLS}
+    root = tmp_path_factory.mktemp("npm-clients")
+    procs = {}
+    for name, (packages, _) in INSTALLS.items():
+        argv = [npm, "install", "--prefix", str(root / name), "--no-audit", "--no-fund", "--loglevel=error"]
+        procs[name] = subprocess.Popen([*argv, *packages], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    out: dict[str, Path | str] = {}
+    for name, proc in procs.items():
+        packages, executables = INSTALLS[name]
+        try:
+            _, err = proc.communicate(timeout=600)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            out[name] = f"npm install of {' '.join(packages)} timed out"
+            continue
+        bin_dir = root / name / "node_modules" / ".bin"
+        if proc.returncode != 0 or not all((bin_dir / exe).exists() for exe in executables):
+            last = (err.strip().splitlines() or ["no output"])[-1]
+            out[name] = f"npm could not install {' '.join(packages)}: {last}"
+        else:
+            out[name] = bin_dir
+    return out
+
+
+def _bin(installs: dict[str, Path | str], name: str) -> Path:
+    got = installs[name]
+    if isinstance(got, str):
+        pytest.skip(got)
+    return got
+
+
+@pytest.fixture(scope="session")
+def npm_bin(npm_installs: dict[str, Path | str]) -> Path:
+    return _bin(npm_installs, "claude-codex")
+
+
+@pytest.fixture(scope="session")
+def opencode_bin(npm_installs: dict[str, Path | str]) -> Path:
+    return _bin(npm_installs, "opencode")
 
 
 @pytest.fixture
@@ -103,3 +136,21 @@ def test_codex_mcp_list_lists_codepith(client_env: dict[str, str]) -> None:
     assert entry["startup_timeout_sec"] == 30
     plain = _run(["codex", "mcp", "list"], client_env)
     assert re.search(r"^codepith\s", plain.stdout, re.M), plain.stdout
+
+
+def test_opencode_mcp_list_shows_codepith_connected_and_loads_the_subagent(
+    client_env: dict[str, str], opencode_bin: Path
+) -> None:
+    env = {
+        **client_env,
+        "PATH": os.pathsep.join([str(opencode_bin), client_env["PATH"]]),
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+    }
+    assert main(["install", "--agent", "opencode", "--yes"]) == 0
+    proc = _run(["opencode", "mcp", "list"], env)
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)
+    assert re.search(r"codepith\s+connected", plain), plain
+    agents = _run(["opencode", "agent", "list"], env)
+    assert re.search(r"^codepith-search \(subagent\)", agents.stdout, re.M), agents.stdout + agents.stderr
