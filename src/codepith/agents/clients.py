@@ -240,7 +240,7 @@ OPENCODE = Client(
     "opencode",
     "OpenCode",
     ("opencode",),
-    lambda env: [_opencode_dir(env)] + ([Path(env.var("OPENCODE_CONFIG") or "")] if env.var("OPENCODE_CONFIG") else []),
+    lambda env: [_opencode_dir(env), _opencode_file(env, "user")],
     _opencode_mcp,
     lambda env, scope: (_opencode_dir(env) if scope == "user" else env.cwd) / "AGENTS.md",
     lambda env, scope: (
