@@ -23,6 +23,7 @@ from codepith.surfaces.mcp.schemas import INSTRUCTIONS, TOOLS
 
 def main() -> None:
     tok = Tokenizer.from_file(str(Path(codepith.__file__).parent / "model" / "data" / "tokenizer.json"))
+    tok.no_truncation()  # the model's tokenizer stops at 512 tokens; count them all
     parts = {
         "tools/list (" + ", ".join(t["name"] for t in TOOLS) + ")": json.dumps({"tools": TOOLS}, separators=(",", ":")),
         "server instructions": INSTRUCTIONS,
