@@ -3,8 +3,9 @@ into a temporary prefix.
 
 ``claude mcp list`` and ``opencode mcp list`` start every stdio server they know and report whether it
 answered (offline: no account needed); ``codex mcp list --json`` parses config.toml; ``opencode agent list``
-loads the sub-agent file. Each npm install (20-50 s) happens once per test session; without node/npm or
-the registry the tests are skipped with the reason.
+loads the sub-agent file. The npm installs (20-50 s each, side by side) go to a folder in the temp dir that
+test_mcp_client.py shares and later runs reuse; without node/npm or the registry the tests are skipped
+with the reason.
 """
 
 from __future__ import annotations
@@ -15,48 +16,50 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from codepith.surfaces.cli import main
 
-PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex")
-
-
-INSTALLS = {  # one npm prefix each, installed side by side: one package failing skips only its tests
-    "claude-codex": (PACKAGES, ("claude", "codex")),
-    "opencode": (("opencode-ai",), ("opencode",)),
+NPM_DIR = Path(tempfile.gettempdir()) / "codepith-test-npm"  # shared with test_mcp_client.py: one install each
+INSTALLS = {  # folder: (package, executable); one prefix each, so one package failing skips only its tests
+    "claude-code": ("@anthropic-ai/claude-code", "claude"),
+    "codex": ("@openai/codex", "codex"),
+    "opencode": ("opencode-ai", "opencode"),
 }
 
 
 @pytest.fixture(scope="session")
-def npm_installs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | str]:
-    """Each install's bin folder, or the reason it failed; the installs run at the same time."""
+def npm_installs() -> dict[str, Path | str]:
+    """Each client's bin folder, or why it is missing; missing ones are installed side by side."""
     npm = shutil.which("npm")
     if not npm or not shutil.which("node"):
         return {name: "node/npm not available: cannot install the real clients" for name in INSTALLS}
-    root = tmp_path_factory.mktemp("npm-clients")
     procs = {}
-    for name, (packages, _) in INSTALLS.items():
-        argv = [npm, "install", "--prefix", str(root / name), "--no-audit", "--no-fund", "--loglevel=error"]
-        procs[name] = subprocess.Popen([*argv, *packages], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for name, (package, exe) in INSTALLS.items():
+        prefix = NPM_DIR / name
+        if not (prefix / "node_modules" / ".bin" / exe).exists():
+            prefix.mkdir(parents=True, exist_ok=True)
+            argv = [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(prefix), package]
+            procs[name] = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     out: dict[str, Path | str] = {}
-    for name, proc in procs.items():
-        packages, executables = INSTALLS[name]
-        try:
-            _, err = proc.communicate(timeout=600)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            out[name] = f"npm install of {' '.join(packages)} timed out"
-            continue
-        bin_dir = root / name / "node_modules" / ".bin"
-        if proc.returncode != 0 or not all((bin_dir / exe).exists() for exe in executables):
-            last = (err.strip().splitlines() or ["no output"])[-1]
-            out[name] = f"npm could not install {' '.join(packages)}: {last}"
-        else:
+    for name, (package, exe) in INSTALLS.items():
+        err = ""
+        proc = procs.get(name)
+        if proc is not None:
+            try:
+                _, err = proc.communicate(timeout=600)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                err = "timed out"
+        bin_dir = NPM_DIR / name / "node_modules" / ".bin"
+        if (bin_dir / exe).exists():
             out[name] = bin_dir
+        else:
+            out[name] = f"npm could not install {package}: {(err.strip().splitlines() or ['no output'])[-1]}"
     return out
 
 
@@ -68,8 +71,8 @@ def _bin(installs: dict[str, Path | str], name: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def npm_bin(npm_installs: dict[str, Path | str]) -> Path:
-    return _bin(npm_installs, "claude-codex")
+def npm_bin(npm_installs: dict[str, Path | str]) -> list[Path]:
+    return [_bin(npm_installs, "claude-code"), _bin(npm_installs, "codex")]
 
 
 @pytest.fixture(scope="session")
@@ -78,7 +81,7 @@ def opencode_bin(npm_installs: dict[str, Path | str]) -> Path:
 
 
 @pytest.fixture
-def client_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, npm_bin: Path) -> dict[str, str]:
+def client_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, npm_bin: list[Path]) -> dict[str, str]:
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)
     project = tmp_path / "project"
@@ -89,7 +92,7 @@ def client_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, npm_bin: Path) -
         "CODEX_HOME": str(home / ".codex"),
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_STATE_HOME": str(home / ".state"),
-        "PATH": os.pathsep.join([str(npm_bin), os.path.dirname(sys.executable), "/usr/bin", "/bin"]),
+        "PATH": os.pathsep.join([*map(str, npm_bin), os.path.dirname(sys.executable), "/usr/bin", "/bin"]),
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }
