@@ -1,12 +1,16 @@
 """Bring a repository's index up to date: only added and changed files are read, chunked and embedded.
 
-Per-file work depends on that file alone, and everything global is derived from the sorted file records,
-so an incrementally refreshed index equals a full rebuild of the same tree.
+Per-file work depends on that file alone, and everything global is derived at search time from the
+sorted file records, so an incrementally refreshed index equals a full rebuild of the same tree.
+Changed files stream through in batches: each batch is read, chunked, embedded and committed to the
+store as one segment before the next is read, so memory follows the batch, not the repository, and a
+killed build keeps every committed batch.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import time
@@ -21,17 +25,23 @@ from codepith.chunks.chunk import Chunk
 from codepith.files.read import read_text
 from codepith.files.source import SkipReport, SourceFile
 from codepith.files.walk import walk
-from codepith.index import store
-from codepith.index.lexical import Postings, TermCounts
+from codepith.index.lexical import TermCounts
 from codepith.index.repo import FileRecord, RepoData
 from codepith.index.workers import analyze_all
 from codepith.model.loader import StaticModel
+from codepith.store.layout import CacheError, index_dir
+from codepith.store.manifest import FileMeta, Store, StoreBusy
+from codepith.store.segment import MAX_CHUNKS, NewFile
 
 log = logging.getLogger("codepith")
 
 RACY_NS = 2_000_000_000
 EMBED_BATCH = 2048  # chunks handed to the embedding thread at a time
 EMBED_CHARS = 1000
+BATCH_FILES = 1000  # files read, chunked, embedded and committed as one segment (memory follows this)
+SEGMENT_CHUNKS = min(
+    60000, MAX_CHUNKS
+)  # a batch with more chunks is committed as several segments (at most MAX_CHUNKS each)
 Progress = Callable[[int, int], None]  # (files done, files to do)
 
 
@@ -47,6 +57,7 @@ class RefreshStats:
     touched: int = 0  # mtime moved but content is the same: only the record changes
     seconds: float = 0.0
     rebuilt: str | None = None  # why the cache was not usable, when it was not
+    busy: bool = False  # another process is building this index; this look used its last commit
     skipped: SkipReport = field(default_factory=SkipReport)
 
     @property
@@ -59,6 +70,12 @@ def embed_text(chunk: Chunk) -> str:
     the head of the chunk (signature, docstring) carries its meaning, so the tail is not embedded
     (measured: 1,000 chars lose nothing against whole chunks and halve tokenizer time; 600 lose 0.004)."""
     return f"{chunk.file_path}\n{chunk.content[:EMBED_CHARS]}"
+
+
+def batch_files() -> int:
+    """Files per committed batch: ``CODEPITH_BATCH_FILES`` if set (tests use small batches), else BATCH_FILES."""
+    env = os.environ.get("CODEPITH_BATCH_FILES", "").strip()
+    return max(1, int(env)) if env.isdigit() else BATCH_FILES
 
 
 def _digest(text: str) -> str:
@@ -101,70 +118,215 @@ def quick_check(data: RepoData) -> bool:
     return True
 
 
-def load_or_new(root: str, content: str, model: StaticModel, cache: Path | None = None) -> tuple[RepoData, str | None]:
-    """The cached index, or an empty one (with the reason) when none is usable."""
+def _record(m: FileMeta) -> FileRecord:
+    return FileRecord(m.rel, m.size, m.mtime_ns, m.digest, m.n, m.skip, m.chars, m.language, m.racy)
+
+
+def _meta(rec: FileRecord) -> FileMeta:
+    return FileMeta(
+        rec.rel_path, rec.size, rec.mtime_ns, rec.digest, rec.skip, rec.chars, rec.language, rec.racy, rec.n_chunks
+    )
+
+
+def reload(data: RepoData, st: Store) -> None:
+    """Take the file table of the store's latest commit (another process may have written it)."""
+    meta = st.meta()
+    data.files = {rel: _record(m) for rel, m in st.files().items()}
+    skipped = SkipReport()
+    raw = json.loads(meta.get("walk_skipped", "null") or "null")
+    if raw:
+        skipped.counts, skipped.examples = raw[0], raw[1]
+    data.walk_skipped = skipped
+    data.refreshed_at = float(meta.get("refreshed_at", "0") or 0)
+    data.generation = int(meta.get("generation", "0"))
+    # What the last complete walk depended on, so a new process can take the quick path too.
+    watch = json.loads(meta.get("watch", "null") or "null") if meta.get("complete") == "1" else None
+    if watch:
+        data.watch = [(str(p), int(m)) for p, m in watch["paths"]]
+        data.watch_key = (watch["max_file_bytes"], data.content)
+    else:
+        data.watch, data.watch_key = [], None
+
+
+def open_store(folder: Path, root: str, content: str, model: StaticModel) -> tuple[Store, str | None]:
+    """The store in ``folder``; an unusable one is emptied (under the builder lock) and started afresh."""
     info = model.info
-    reason: str | None = None
+    kw = {"root": root, "content": content, "model_name": info.name, "model_digest": info.digest, "dims": info.dims}
     try:
-        data = store.load(root, content, info.digest, cache)
-    except store.CacheError as exc:
+        return Store(folder, **kw), None  # type: ignore[arg-type]
+    except CacheError as exc:
         reason = str(exc)
-        log.warning("cached index for %s is unusable (%s); rebuilding", root, reason)
-        data = None
-    if data is None:
-        data = RepoData(root=root, content=content, model_name=info.name, model_digest=info.digest, dims=info.dims)
-    return data, reason
+    log.warning("cached index for %s is unusable (%s); rebuilding", root, reason)
+    from filelock import FileLock
+
+    with FileLock(str(folder / "build.lock")):
+        try:
+            return Store(folder, **kw), reason  # type: ignore[arg-type]
+        except CacheError:
+            Store.reset(folder)
+            return Store(folder, **kw), reason  # type: ignore[arg-type]
+
+
+def load_or_new(
+    root: str, content: str, model: StaticModel, cache: Path | None = None
+) -> tuple[Store, RepoData, str | None]:
+    """The repository's store in the cache folder and its file records (empty when new or unusable)."""
+    info = model.info
+    st, reason = open_store(index_dir(root, content, info.digest, cache), root, content, model)
+    data = RepoData(root=root, content=content, model_name=info.name, model_digest=info.digest, dims=info.dims)
+    reload(data, st)
+    return st, data, reason
 
 
 def refresh(
     data: RepoData,
     model: StaticModel,
+    st: Store,
     *,
     max_file_bytes: int | None = None,
     progress: Progress | None = None,
+    wait: bool | None = None,
+    full_check: bool = False,
 ) -> RefreshStats:
-    """Update ``data`` in place to match the tree on disk."""
+    """Update ``data`` and the store to match the tree on disk.
+
+    Writing takes the store's builder lock. When another process holds it, ``wait=True`` waits for it
+    (and then has little left to do), ``wait=False`` keeps the last committed generation (stats.busy);
+    ``None`` waits only when no complete generation exists yet.
+    """
     t0 = time.perf_counter()
     # Racy-git rule: a file modified within RACY_NS of this look may change again without its size or
     # mtime moving, so its stat is not trusted next time and its content hash decides.
-    racy_after = time.time_ns() - RACY_NS
-    if (max_file_bytes, data.content) == data.watch_key and quick_check(data):
+    if not full_check and (max_file_bytes, data.content) == data.watch_key and quick_check(data):
         stats = RefreshStats(root=data.root, unchanged=len(data.files))
         stats.files = sum(1 for r in data.files.values() if not r.skip)
         stats.chunks = data.n_chunks
         stats.skipped = data.skipped()
         stats.seconds = time.perf_counter() - t0
         return stats
+    if wait is None:
+        wait = st.meta().get("complete") != "1"
+    try:
+        with st.building(
+            wait=wait,
+            on_wait=lambda: log.warning("another process is indexing %s; waiting for it", data.root),
+            full_check=full_check,
+        ) as w:
+            if w.damaged or st.generation() != data.generation:
+                reload(data, st)
+            stats = _refresh_locked(data, model, w, max_file_bytes, progress)
+            if w.damaged:
+                stats.rebuilt = "; ".join(w.damaged)
+    except StoreBusy:
+        if st.generation() != data.generation:
+            reload(data, st)
+        stats = RefreshStats(root=data.root, unchanged=len(data.files), busy=True)
+        stats.files = sum(1 for r in data.files.values() if not r.skip)
+        stats.chunks = data.n_chunks
+        stats.skipped = data.skipped()
+    stats.seconds = time.perf_counter() - t0
+    return stats
+
+
+def _refresh_locked(
+    data: RepoData, model: StaticModel, w: object, max_file_bytes: int | None, progress: Progress | None
+) -> RefreshStats:
+    from codepith.store.manifest import Writer
+
+    assert isinstance(w, Writer)
+    racy_after = time.time_ns() - RACY_NS
     root = Path(data.root)
     walked = walk(root, data.content, max_file_bytes)
     stats = RefreshStats(root=data.root)
     seen: set[str] = set()
-    todo: list[tuple[SourceFile, str, str]] = []  # (file, text, digest)
+    candidates: list[SourceFile] = []
     for sf in walked.files:
         seen.add(sf.rel_path)
         old = data.files.get(sf.rel_path)
         if old is not None and old.size == sf.size and old.mtime_ns == sf.mtime_ns and not old.racy:
             stats.unchanged += 1
-            continue
+        else:
+            candidates.append(sf)
+    candidates.sort(key=lambda sf: sf.rel_path)
+    removed = [r for r in data.files if r not in seen]
+    stats.removed = len(removed)
+    done = 0
+    first = True
+    step = batch_files()
+    for begin in range(0, len(candidates), step):
+        batch = candidates[begin : begin + step]
+        metas, touched, new = _batch(data, model, batch, racy_after, stats, progress, done, len(candidates))
+        done += len(batch)
+        # A batch with more chunks than a segment holds commits as several segments, rows with theirs.
+        groups: list[list[NewFile]] = [[]]
+        size = 0
+        for nf in new:
+            if size + len(nf.chunks) > SEGMENT_CHUNKS and groups[-1]:
+                groups.append([])
+                size = 0
+            groups[-1].append(nf)
+            size += len(nf.chunks)
+        for g_i, group in enumerate(groups):
+            rels = {nf.rel for nf in group}
+            last = g_i == len(groups) - 1
+            rows = [m for m in metas if m.rel in rels or (last and m.n == 0)]
+            if not (group or rows or touched or (first and removed)):
+                continue
+            w.commit(group, rows, touched=touched if last else (), deleted=removed if first else ())
+            first = False
+        for m in metas:
+            data.files[m.rel] = _record(m)
+    if first and removed:
+        w.commit([], [], deleted=removed)
+    for rel in removed:
+        data.files.pop(rel, None)
+    data.walk_skipped = walked.skipped
+    data.refreshed_at = time.time()
+    data.watch = _stamp(walked.watch, racy_after)
+    data.watch_key = (max_file_bytes, data.content)
+    w.finish(
+        walk_skipped=[dict(walked.skipped.counts), {k: list(v) for k, v in walked.skipped.examples.items()}],
+        refreshed_at=data.refreshed_at,
+        watch={"paths": data.watch, "max_file_bytes": max_file_bytes} if data.watch else None,
+    )
+    data.generation = w.store.generation()
+    stats.files = sum(1 for r in data.files.values() if not r.skip)
+    stats.chunks = data.n_chunks
+    stats.skipped = data.skipped()
+    return stats
+
+
+def _batch(
+    data: RepoData,
+    model: StaticModel,
+    batch: list[SourceFile],
+    racy_after: int,
+    stats: RefreshStats,
+    progress: Progress | None,
+    done: int,
+    total: int,
+) -> tuple[list[FileMeta], list[FileMeta], list[NewFile]]:
+    """Read, chunk and embed one batch: (rows to write, stat-only updates, new segment content)."""
+    metas: list[FileMeta] = []
+    touched: list[FileMeta] = []
+    todo: list[tuple[SourceFile, str, str]] = []  # (file, text, digest)
+    for sf in batch:
+        old = data.files.get(sf.rel_path)
+        racy = sf.mtime_ns >= racy_after
         text, reason = read_text(sf.path)
         if text is None:
-            rec = FileRecord(
-                sf.rel_path, sf.size, sf.mtime_ns, "", [], Postings.empty(), np.zeros((0, data.dims), np.float32)
-            )
-            rec.skip = reason or "unreadable"
-            rec.language = sf.language
-            rec.racy = sf.mtime_ns >= racy_after
+            skip = reason or "unreadable"
             if old is None:
                 stats.added += 1
-            elif old.skip != rec.skip:
+            elif old.skip != skip:
                 stats.changed += 1
-            data.files[sf.rel_path] = rec
+            metas.append(FileMeta(sf.rel_path, sf.size, sf.mtime_ns, "", skip, 0, sf.language, racy, 0))
             continue
         digest = _digest(text)
         if old is not None and old.digest == digest and old.skip is None:
-            if (old.size, old.mtime_ns, old.racy) != (sf.size, sf.mtime_ns, sf.mtime_ns >= racy_after):
-                old.size, old.mtime_ns = sf.size, sf.mtime_ns  # touched, not changed
-                old.racy = sf.mtime_ns >= racy_after
+            if (old.size, old.mtime_ns, old.racy) != (sf.size, sf.mtime_ns, racy):
+                old.size, old.mtime_ns, old.racy = sf.size, sf.mtime_ns, racy  # touched, not changed
+                touched.append(_meta(old))
                 stats.touched += 1
             else:
                 stats.unchanged += 1
@@ -174,14 +336,11 @@ def refresh(
         else:
             stats.changed += 1
         todo.append((sf, text, digest))
-    for rel in [r for r in data.files if r not in seen]:
-        del data.files[rel]
-        stats.removed += 1
 
-    # Chunk changed files (in worker processes when there are many) while a thread embeds the chunks
+    # Chunk the batch (in worker processes when there are many files) while a thread embeds the chunks
     # gathered so far.
     pending: list[tuple[SourceFile, str, str, list[Chunk], list[TermCounts]]] = []
-    batches: list[Future[np.ndarray]] = []
+    futures: list[Future[np.ndarray]] = []
     waiting: list[str] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
         analyzed = analyze_all([(sf.rel_path, text, sf.language) for sf, text, _ in todo])
@@ -189,37 +348,27 @@ def refresh(
             pending.append((sf, text, digest, chunks, terms))
             waiting.extend(embed_text(c) for c in chunks)
             if len(waiting) >= EMBED_BATCH:
-                batches.append(pool.submit(model.encode, waiting))
+                futures.append(pool.submit(model.encode, waiting))
                 waiting = []
             if progress is not None:
-                progress(i + 1, len(todo))
+                progress(done + i + 1, total)
         if waiting:
-            batches.append(pool.submit(model.encode, waiting))
-        parts = [f.result() for f in batches]
-    vectors = np.concatenate(parts) if parts else None
+            futures.append(pool.submit(model.encode, waiting))
+        parts = [f.result() for f in futures]
+    if progress is not None and not todo and batch:
+        progress(done + len(batch), total)
+    vectors = np.concatenate(parts) if parts else np.zeros((0, data.dims), np.float32)
+    new: list[NewFile] = []
     row = 0
     for sf, text, digest, chunks, terms in pending:
         n = len(chunks)
-        vec = vectors[row : row + n] if vectors is not None else np.zeros((0, data.dims), np.float32)
-        row += n
-        data.files[sf.rel_path] = FileRecord(
-            rel_path=sf.rel_path,
-            size=sf.size,
-            mtime_ns=sf.mtime_ns,
-            digest=digest,
-            chunks=chunks,
-            postings=data.vocab.encode(terms),
-            vectors=np.ascontiguousarray(vec, dtype=np.float32),
-            chars=len(text),
-            language=sf.language,
-            racy=sf.mtime_ns >= racy_after,
+        metas.append(
+            FileMeta(
+                sf.rel_path, sf.size, sf.mtime_ns, digest, None, len(text), sf.language, sf.mtime_ns >= racy_after, n
+            )
         )
-    data.walk_skipped = walked.skipped
-    data.watch = _stamp(walked.watch, racy_after)
-    data.watch_key = (max_file_bytes, data.content)
-    data.refreshed_at = time.time()
-    stats.files = sum(1 for r in data.files.values() if not r.skip)
-    stats.chunks = data.n_chunks
-    stats.skipped = data.skipped()
-    stats.seconds = time.perf_counter() - t0
-    return stats
+        if n:
+            new.append(NewFile(sf.rel_path, chunks, [(t.terms, t.counts) for t in terms], vectors[row : row + n]))
+        row += n
+    new.sort(key=lambda nf: nf.rel)  # a segment holds its files in path order, as the corpus numbers them
+    return metas, touched, new

@@ -167,7 +167,7 @@ def _human_bytes(n: int) -> str:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from codepith.index import store
+    from codepith.store import layout as store
 
     entries = store.list_cached()
     print(f"cache folder: {store.cache_root()}")
@@ -186,7 +186,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def cmd_clear(args: argparse.Namespace) -> int:
-    from codepith.index import store
+    from codepith.store import layout as store
 
     entries = store.list_cached()
     if args.what == "orphans":
