@@ -65,7 +65,10 @@ def _prefixes(roots: Sequence[Path]) -> list[str]:
 
 
 class Index:
-    """A searchable index over one or more folders, kept fresh against the files on disk."""
+    """A searchable index over one or more folders, kept fresh against the files on disk.
+
+    ``background_save`` is accepted for callers of the old single-file cache and changes nothing:
+    each batch is committed to the store while the index is built."""
 
     def __init__(
         self,
