@@ -79,6 +79,7 @@ class Store:
         self._lock = FileLock(str(folder / "build.lock"))
         self._mutex = threading.RLock()
         self._con = self._connect()
+        self.vector_cache: dict[str, Any] = {}  # segment name -> float32 vectors, shared by this store's views
 
     def _connect(self) -> sqlite3.Connection:
         try:

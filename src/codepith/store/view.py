@@ -62,6 +62,7 @@ class View:
         self.base = base
         self._cache: OrderedDict[int, list[Chunk]] = OrderedDict()
         self._f32: list[np.ndarray] | None = None
+        self._shared = store.vector_cache
         self._mutex = threading.Lock()
 
     def __len__(self) -> int:
@@ -112,7 +113,11 @@ class View:
         Vectors sit on disk as float16; the float32 copy BLAS needs is made on first use and kept,
         so a long-lived process converts once and a one-shot search converts once."""
         if self._f32 is None:
-            self._f32 = [np.asarray(s.vectors, dtype=np.float32) for s in self.segments]
+            # segments are immutable: a copy made for an earlier view of this store serves this one too
+            shared = self._shared
+            self._f32 = [_f32(shared, s) for s in self.segments]
+            for name in set(shared) - {s.name for s in self.segments}:
+                shared.pop(name, None)
         parts = [m @ qv for m in self._f32 if len(m)]
         return np.concatenate(parts) if parts else np.zeros(0, np.float32)
 
@@ -134,6 +139,13 @@ class View:
             if len(got):
                 out.extend((int(b) + got.astype(np.int64)).tolist())
         return out
+
+
+def _f32(shared: dict[str, np.ndarray], s: seg.Segment) -> np.ndarray:
+    got = shared.get(s.name)
+    if got is None:
+        got = shared[s.name] = np.asarray(s.vectors, dtype=np.float32)
+    return got
 
 
 def all_chunks(view: View) -> Sequence[Chunk]:
