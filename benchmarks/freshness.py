@@ -36,9 +36,11 @@ from pathlib import Path
 from codepith.files.walk import max_file_bytes_limit, walk
 from codepith.files.watch import TreeWatcher
 from codepith.index import build
-from codepith.index.lexical import Postings
+from codepith.index.corpus import Corpus, CorpusPart
 from codepith.index.repo import FileRecord, RepoData
-from codepith.model.loader import load_model
+from codepith.model.loader import StaticModel, load_model
+from codepith.store.manifest import Store
+from codepith.store.view import View
 
 
 def _median_ms(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
@@ -52,13 +54,11 @@ def _median_ms(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
 
 def skeleton(root: Path, dims: int, content: str = "code") -> RepoData:
     """An index of ``root`` as a freshness check sees it: every file's stat, no chunks."""
-    import numpy as np
-
     walked = walk(root, content)
     data = RepoData(str(root), content, "none", "none", dims)
     racy_after = time.time_ns() - build.RACY_NS
     for sf in walked.files:
-        rec = FileRecord(sf.rel_path, sf.size, sf.mtime_ns, "-", [], Postings.empty(), np.zeros((0, dims), np.float32))
+        rec = FileRecord(sf.rel_path, sf.size, sf.mtime_ns, "-")
         rec.racy = sf.mtime_ns >= racy_after
         rec.language = sf.language
         data.files[sf.rel_path] = rec
@@ -71,6 +71,24 @@ def skeleton(root: Path, dims: int, content: str = "code") -> RepoData:
     return data
 
 
+def skeleton_store(root: Path, model: StaticModel, folder: Path) -> tuple[Store, RepoData]:
+    """The skeleton committed to a real store (file rows without chunks), so edits go through the
+    store as in a long-lived process: the edited file is chunked, embedded and committed as a segment."""
+    info = model.info
+    data = skeleton(root, info.dims)
+    data.model_name, data.model_digest = info.name, info.digest
+    st = Store(
+        folder, root=str(root), content=data.content, model_name=info.name, model_digest=info.digest, dims=info.dims
+    )
+    metas = [build._meta(r) for r in data.files.values()]
+    with st.building() as w:
+        for i in range(0, len(metas), 5000):
+            w.commit([], metas[i : i + 5000])
+        w.finish(walk_skipped=build._skipped_json(data), refreshed_at=time.time(), fresh=build._fresh(data))
+    data.generation = st.generation()
+    return st, data
+
+
 def _folders_only(data: RepoData) -> bool:
     return all(os.stat(p).st_mtime_ns == m for p, m in data.watch)
 
@@ -81,7 +99,7 @@ def _edit_latency(tree: Path, edits: int, model_name: str | None) -> list[tuple[
     copy = tmp / "tree"
     try:
         subprocess.run(["cp", "-al", str(tree), str(copy)], check=True)
-        data = skeleton(copy, model.info.dims)
+        st, data = skeleton_store(copy, model, tmp / "store")
         watcher = TreeWatcher(copy)
         if not watcher.start():
             raise SystemExit("cannot watch the copy (inotify limits?)")
@@ -102,9 +120,9 @@ def _edit_latency(tree: Path, edits: int, model_name: str | None) -> list[tuple[
                 os.replace(tmp_path, path)  # a new inode: the shared tree's file is untouched
                 while True:
                     moved = watcher.take()
-                    stats = build.refresh(data, model, changed=moved)
-                    rec = data.files.get(rel)
-                    if rec is not None and any(f"codepith_fresh_{i}" in c.content for c in rec.chunks):
+                    stats = build.refresh(data, model, st, changed=moved)
+                    corpus = Corpus([CorpusPart(View(st), "")], model.info.dims)  # what the next search reads
+                    if any(f"codepith_fresh_{i}" in corpus.chunks[c].content for c in corpus.chunk_indices(rel)):
                         break
                     if time.perf_counter() - t0 > 30:
                         raise SystemExit(f"edit of {rel} not seen after 30 s")
@@ -185,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             watcher.take()
 
             def watched() -> None:
-                build.refresh(data, None, changed=watcher.take())  # type: ignore[arg-type]  # nothing to embed
+                build.refresh(data, None, None, changed=watcher.take())  # type: ignore[arg-type]  # nothing moved
 
             rows.append(("watched, nothing moved (take + refresh)", _median_ms(watched, args.repeat * 20)))
         finally:

@@ -15,7 +15,8 @@ from conftest import write
 
 import codepith
 from codepith.index import build
-from codepith.index.repo import RepoData
+from codepith.index.corpus import Corpus, CorpusPart
+from codepith.store.view import View
 
 TREE = {
     "app/core.py": "def core_entry():\n    return 1\n",
@@ -34,17 +35,25 @@ TREE = {
 }
 
 
-def _state(data: RepoData) -> tuple[object, ...]:
-    """What a refresh must get right: each file's record, and the skip counts."""
-    files = {
-        rel: (r.digest, r.skip, [(c.start_line, c.end_line, c.content) for c in r.chunks])
-        for rel, r in data.files.items()
-    }
+def _state(index: codepith.Index) -> tuple[object, ...]:
+    """What a refresh must get right: each file's record and its chunks in the store's latest
+    generation (read afresh, not through the index's open corpus), and the skip counts."""
+    data, st = index._data[0], index._stores[0]
+    chunks: dict[str, list[tuple[int, int, str]]] = {}
+    for c in Corpus([CorpusPart(View(st), "")], data.dims).chunks:
+        chunks.setdefault(c.file_path, []).append((c.start_line, c.end_line, c.content))
+    assert set(chunks) <= {rel for rel, r in data.files.items() if not r.skip}, "chunks of a file no record holds"
+    files = {rel: (r.digest, r.skip, chunks.get(rel, [])) for rel, r in data.files.items()}
     return files, data.skipped().counts
 
 
-def _full(root: Path, model) -> RepoData:  # type: ignore[no-untyped-def]
-    return codepith.Index.from_path(root, model=model, use_cache=False)._data[0]
+def _full(root: Path, model) -> codepith.Index:  # type: ignore[no-untyped-def]
+    return codepith.Index.from_path(root, model=model, use_cache=False)
+
+
+def _refresh(index: codepith.Index, changed: set[str] | None = None) -> build.RefreshStats:
+    """One look at the tree through the build layer, as Index.refresh does for a watched root."""
+    return build.refresh(index._data[0], index.model, index._stores[0], changed=changed)
 
 
 def _rename(root: Path, a: str, b: str) -> set[str]:
@@ -112,34 +121,33 @@ def test_change_set_equals_a_full_walk(tmp_path: Path, model, monkeypatch, name:
     monkeypatch.setenv("CODEPITH_MAX_FILE_BYTES", "2000")
     write(tmp_path, TREE)
     index = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
-    data = index._data[0]
     change, walks = CHANGES[name]
     paths = change(tmp_path)
-    stats = build.refresh(data, model, changed=paths)
+    stats = _refresh(index, paths)
     assert stats.walked == walks
     full = _full(tmp_path, model)
-    assert _state(data) == _state(full)
-    assert (stats.files, stats.chunks) == (sum(1 for r in full.files.values() if not r.skip), full.n_chunks)
+    assert _state(index) == _state(full)
+    records = full._data[0]
+    assert (stats.files, stats.chunks) == (sum(1 for r in records.files.values() if not r.skip), records.n_chunks)
     if name.startswith(("in-", "new-ignored")):
         assert not stats.dirty, "a change the walk never sees costs nothing"
     # and the stat shortcut stays safe afterwards: a later unwatched check still sees the truth
     (tmp_path / "app/late.py").write_text("def late_arrival():\n    pass\n")
-    build.refresh(data, model)
-    assert _state(data) == _state(_full(tmp_path, model))
+    _refresh(index)
+    assert _state(index) == _state(_full(tmp_path, model))
 
 
 def test_symlinked_region_walks(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
     write(tmp_path, {"real/a.py": "def real_a():\n    pass\n", "other/b.py": "def other_b():\n    pass\n"})
     os.symlink(tmp_path / "real", tmp_path / "alias")
     index = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
-    data = index._data[0]
     write(tmp_path, {"real/c.py": "def real_c():\n    pass\n"})
-    stats = build.refresh(data, model, changed={"real/c.py"})
+    stats = _refresh(index, {"real/c.py"})
     assert stats.walked, "a link's target changed: only a walk knows what the link shows"
-    assert _state(data) == _state(_full(tmp_path, model))
+    assert _state(index) == _state(_full(tmp_path, model))
     write(tmp_path, {"other/d.py": "def other_d():\n    pass\n"})
-    assert not build.refresh(data, model, changed={"other/d.py"}).walked
-    assert _state(data) == _state(_full(tmp_path, model))
+    assert not _refresh(index, {"other/d.py"}).walked
+    assert _state(index) == _state(_full(tmp_path, model))
 
 
 def test_many_changes_walk_once(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
@@ -149,7 +157,7 @@ def test_many_changes_walk_once(tmp_path: Path, model) -> None:  # type: ignore[
     index = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
     for i in range(changes.MAX_REGIONS + 1):
         (tmp_path / f"m/f{i}.py").write_text(f"def g_{i}():\n    return {i}\n")
-    stats = build.refresh(index._data[0], model, changed={f"m/f{i}.py" for i in range(changes.MAX_REGIONS + 1)})
+    stats = _refresh(index, {f"m/f{i}.py" for i in range(changes.MAX_REGIONS + 1)})
     assert stats.walked and stats.changed == changes.MAX_REGIONS + 1
 
 
@@ -187,7 +195,7 @@ def test_watched_index_applies_only_what_moved(tmp_path: Path, model) -> None:  
         stats = index.refresh()[0]
         assert stats.walked, "an ignore file changed: the tree is walked again"
         assert "generated_output" in _symbols(index, "generated output")
-        assert _state(index._data[0]) == _state(_full(tmp_path, model))
+        assert _state(index) == _state(_full(tmp_path, model))
         # churn where the walk never looks costs no work at all
         write(tmp_path, {"node_modules/lib/more.js": "x\n", ".git/objects/ab": "x", ".tox/bundle.py": "x = 1\n"})
         stats = index.refresh()[0]
@@ -197,6 +205,31 @@ def test_watched_index_applies_only_what_moved(tmp_path: Path, model) -> None:  
     finally:
         index.close()
     assert not index.watching
+
+
+def test_watched_change_seen_while_another_process_builds_is_applied_after(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    from filelock import FileLock
+
+    root = tmp_path / "repo"
+    write(root, TREE)
+    index = codepith.Index.from_path(root, model=model, watch=True, cache_dir=tmp_path / "cache")
+    other = FileLock(str(index._stores[0].folder / "build.lock"))  # another builder, as another process holds it
+    try:
+        assert index.watching
+        other.acquire()
+        (root / "app/core.py").write_text("def core_while_busy():\n    return 9\n")
+        stats = index.refresh()[0]
+        assert stats.busy and not stats.dirty, "the last complete generation is searched meanwhile"
+        assert "core_entry" in _symbols(index, "core entry")
+        other.release()
+        stats = index.refresh()[0]  # the watcher's paths from the busy look are not lost
+        assert not stats.walked and stats.changed == 1
+        assert "core_while_busy" in _symbols(index, "core while busy")
+        assert _state(index) == _state(_full(root, model))
+    finally:
+        if other.is_locked:
+            other.release()
+        index.close()
 
 
 def test_undecodable_name_under_a_watcher_stays_right(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
@@ -279,6 +312,6 @@ def test_reloaded_index_checks_without_walking_and_misses_nothing(
     change, _ = CHANGES[name]
     change(root)
     later = codepith.Index.from_path(root, model=model)
-    assert _state(later._data[0]) == _state(_full(root, model))
+    assert _state(later) == _state(_full(root, model))
     assert [c for c in later.chunks] == [c for c in codepith.Index.from_path(root, model=model, use_cache=False).chunks]
     assert np.isfinite(later.corpus.vectors).all()

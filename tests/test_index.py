@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import tempfile
 import time
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 import codepith
 from codepith.errors import CodepithError, PathError
-from codepith.index import store
+from codepith.store import layout as store
 
 SAMPLE = {
     "app/auth.py": (
@@ -78,33 +79,57 @@ def test_several_paths_are_one_corpus_with_prefixes(tmp_path: Path, model) -> No
     assert index.locate("beta/b.py") == ((tmp_path / "beta").resolve(), "b.py")
 
 
-def _cache_file(root: Path, model) -> Path:  # type: ignore[no-untyped-def]
-    return store.index_dir(str(root.resolve()), "code", model.info.digest) / "index.bin"
+def _cache_dir(root: Path, model, cache: Path | None = None) -> Path:  # type: ignore[no-untyped-def]
+    return store.index_dir(str(root.resolve()), "code", model.info.digest, cache)
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "version", "empty"])
+def _segments(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.name.startswith("seg-"))
+
+
+@pytest.mark.parametrize(
+    "damage", ["truncate-vectors", "flip-chunk-text", "lose-segment", "garbage-manifest", "version", "empty-manifest"]
+)
 def test_corrupt_cache_is_rebuilt_with_warning(tmp_path: Path, model, damage: str, caplog) -> None:  # type: ignore[no-untyped-def]
     write(tmp_path, SAMPLE)
     first = codepith.Index.from_path(tmp_path, model=model)
     expected = [(r.chunk.location, round(r.score, 6)) for r in first.search("validate token")]
-    path = _cache_file(tmp_path, model)
-    blob = path.read_bytes()
-    if damage == "truncate":
-        path.write_bytes(blob[: len(blob) // 2])
-    elif damage == "garbage":
-        path.write_bytes(b"\x00garbage" * 100)
+    folder = _cache_dir(tmp_path, model)
+    seg = _segments(folder)[0]
+    manifest = folder / "manifest.sqlite"
+    if damage == "truncate-vectors":
+        blob = (seg / "vectors.npy").read_bytes()
+        (seg / "vectors.npy").write_bytes(blob[: len(blob) // 2])
+    elif damage == "flip-chunk-text":  # same size, different bytes: only a checksum or the decoder sees it
+        blob = bytearray((seg / "chunks.bin").read_bytes())
+        for i in range(10, len(blob), 7):
+            blob[i] ^= 0x5A
+        (seg / "chunks.bin").write_bytes(bytes(blob))
+    elif damage == "lose-segment":
+        import shutil
+
+        shutil.rmtree(seg)
     elif damage == "version":
-        header = b"CODEPITH-INDEX\n" + str(store.FORMAT_VERSION).encode() + b"\n"
-        path.write_bytes(blob.replace(header, b"CODEPITH-INDEX\n999\n", 1))
+        import sqlite3
+
+        con = sqlite3.connect(manifest)
+        con.execute("UPDATE meta SET value = '999' WHERE key = 'format'")
+        con.commit()
+        con.close()
     else:
-        path.write_bytes(b"")
+        for p in folder.glob("manifest.sqlite*"):
+            p.unlink()
+        manifest.write_bytes(b"\x00garbage" * 100 if damage == "garbage-manifest" else b"")
     with caplog.at_level("WARNING", logger="codepith"):
         again = codepith.Index.from_path(tmp_path, model=model)
-    assert "rebuilding" in caplog.text
-    assert again.rebuilt
-    assert [(r.chunk.location, round(r.score, 6)) for r in again.search("validate token")] == expected
-    # and the rebuilt cache is valid again
-    assert store.load(str(tmp_path.resolve()), "code", model.info.digest) is not None
+        got = [(r.chunk.location, round(r.score, 6)) for r in again.search("validate token")]
+    assert got == expected
+    if damage != "empty-manifest":  # an empty manifest is a new index: nothing to warn about
+        assert "rebuilding" in caplog.text
+        assert again.rebuilt
+    # and the rebuilt cache is whole again: a third process takes it as it is
+    third = codepith.Index.from_path(tmp_path, model=model)
+    assert third.last_stats[0].unchanged == len(SAMPLE) and not third.rebuilt
 
 
 def test_cache_is_reused_and_written_atomically(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
@@ -113,7 +138,7 @@ def test_cache_is_reused_and_written_atomically(tmp_path: Path, model) -> None: 
     again = codepith.Index.from_path(tmp_path, model=model)
     assert again.last_stats[0].unchanged == len(SAMPLE)
     assert again.last_stats[0].added == 0
-    leftovers = [p for p in _cache_file(tmp_path, model).parent.iterdir() if p.name.startswith(".tmp-")]
+    leftovers = [p for p in _cache_dir(tmp_path, model).iterdir() if p.name.startswith(".tmp-")]
     assert leftovers == []
 
 
@@ -128,20 +153,23 @@ def test_unwritable_cache_still_searches(tmp_path: Path, model, monkeypatch, cap
     assert "could not write" in caplog.text
 
 
-def test_changing_the_model_means_a_separate_index(tmp_path: Path, model, tiny_model) -> None:  # type: ignore[no-untyped-def]
+def test_changing_the_model_means_a_separate_index(tmp_path: Path, model, tiny_model, caplog) -> None:  # type: ignore[no-untyped-def]
     write(tmp_path, SAMPLE)
     codepith.Index.from_path(tmp_path, model=model)
     other = codepith.Index.from_path(tmp_path, model=tiny_model)
     assert other.last_stats[0].added == len(SAMPLE)  # nothing reused from the other model's index
     assert other.corpus.vectors.shape[1] == tiny_model.info.dims
-    data = store.load(str(tmp_path.resolve()), "code", tiny_model.info.digest)
-    assert data is not None and data.model_digest == tiny_model.info.digest
-    with pytest.raises(store.CacheError):
-        # a cache file of one model is never accepted for another
-        blob = _cache_file(tmp_path, model).read_bytes()
-        target = _cache_file(tmp_path, tiny_model)
-        target.write_bytes(blob)
-        store.load(str(tmp_path.resolve()), "code", tiny_model.info.digest)
+    assert _cache_dir(tmp_path, model) != _cache_dir(tmp_path, tiny_model)
+    # a manifest of one model is never accepted for another
+    import shutil
+
+    target = _cache_dir(tmp_path, tiny_model)
+    shutil.rmtree(target)
+    shutil.copytree(_cache_dir(tmp_path, model), target)
+    with caplog.at_level("WARNING", logger="codepith"):
+        again = codepith.Index.from_path(tmp_path, model=tiny_model)
+    assert again.rebuilt and again.last_stats[0].added == len(SAMPLE)
+    assert again.corpus.vectors.shape[1] == tiny_model.info.dims
 
 
 def test_refresh_sees_added_changed_deleted(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
@@ -204,7 +232,6 @@ def test_incremental_equals_full_rebuild(tmp_path_factory, model, steps) -> None
                 a = [(r.chunk.location, round(r.score, 6)) for r in inc.search(q, refresh=False)]
                 b = [(r.chunk.location, round(r.score, 6)) for r in full.search(q, refresh=False)]
                 assert a == b
-
 
 
 def _age(root: Path, seconds: int = 600) -> None:
@@ -304,7 +331,9 @@ def test_worker_processes_give_the_same_index(tmp_path: Path, model, monkeypatch
     q = "route the request"
     got = [(r.chunk.location, r.score) for r in shared.search(q)]
     assert got == [(r.chunk.location, r.score) for r in alone.search(q)]
-    assert not list(private_tmp.iterdir()), "workers leave nothing in the temp folder"
+    del shared  # its private store (use_cache=False) goes with it
+    gc.collect()
+    assert not list(private_tmp.iterdir()), "workers (and the dropped index) leave nothing in the temp folder"
 
 
 def test_background_save_writes_the_same_cache(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
@@ -314,7 +343,5 @@ def test_background_save_writes_the_same_cache(tmp_path: Path, model) -> None:  
     (root / "app/extra.py").write_text("def background_written():\n    return 1\n")
     assert index.search("background_written")[0].chunk.file_path == "app/extra.py"
     index.flush()
-    data = store.load(str(root.resolve()), "code", model.info.digest, tmp_path / "c")
-    assert data is not None and "app/extra.py" in data.files
     reloaded = codepith.Index.from_path(root, model=model, cache_dir=tmp_path / "c")
     assert reloaded.last_stats[0].added == 0 and reloaded.chunks == index.chunks

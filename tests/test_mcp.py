@@ -396,7 +396,7 @@ def test_two_servers_share_the_disk_cache(repo: Path) -> None:
         assert "hash_password" in again[0]
 
     run(scenario)
-    cached = list(Path(os.environ["CODEPITH_CACHE_DIR"], "indexes").glob("*/index.bin"))
+    cached = list(Path(os.environ["CODEPITH_CACHE_DIR"], "indexes").glob("*/manifest.sqlite"))
     assert len(cached) == 1
     assert not list(Path(os.environ["CODEPITH_CACHE_DIR"], "indexes").glob("*/.tmp-*"))
 

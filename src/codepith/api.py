@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,13 +16,16 @@ from codepith.files.explain import explain_empty, explain_hidden
 from codepith.files.source import SkipReport
 from codepith.files.types import CONTENT_TYPES
 from codepith.files.watch import TreeWatcher, watch_tree
-from codepith.index import build, store
+from codepith.index import build
 from codepith.index.corpus import Corpus, CorpusPart
 from codepith.index.repo import RepoData
 from codepith.model.loader import StaticModel, load_model
 from codepith.search import engine
 from codepith.search.query import bound_query
 from codepith.search.result import SearchResult
+from codepith.store.layout import CacheError
+from codepith.store.manifest import Store
+from codepith.store.view import View
 
 log = logging.getLogger("codepith")
 
@@ -73,7 +76,10 @@ def _stop_watching(watchers: list[TreeWatcher | None]) -> None:
 
 
 class Index:
-    """A searchable index over one or more folders, kept fresh against the files on disk."""
+    """A searchable index over one or more folders, kept fresh against the files on disk.
+
+    ``background_save`` is accepted for callers of the old single-file cache and changes nothing:
+    each batch is committed to the store while the index is built."""
 
     def __init__(
         self,
@@ -102,27 +108,43 @@ class Index:
         self.max_file_bytes = max_file_bytes
         self.use_cache = use_cache
         self.last_stats: list[build.RefreshStats] = []
-        # A long-lived caller (the MCP server) answers before the cache file is written; writes stay
-        # in order on one thread, and pending ones finish before the interpreter exits.
-        self._saver = ThreadPoolExecutor(1, thread_name_prefix="codepith-save") if background_save else None
+        # Every index lives in a store: the cache folder, or a private temporary one (use_cache=False,
+        # or a cache folder that cannot be written), removed when this object goes.
+        self._temp: tempfile.TemporaryDirectory[str] | None = None
+        self._stores: list[Store] = []
         self._data: list[RepoData] = []
         self.rebuilt: dict[str, str] = {}  # root -> why its cached index could not be used
         for root in roots:
+            st: Store | None = None
+            data: RepoData | None = None
             if use_cache:
-                data, reason = build.load_or_new(str(root), content, self.model, self.cache_dir)
-                if reason:
-                    self.rebuilt[str(root)] = reason
-            else:
-                info = self.model.info
-                data = RepoData(str(root), content, info.name, info.digest, info.dims)
+                try:
+                    st, data, reason = build.load_or_new(str(root), content, self.model, self.cache_dir)
+                    if reason:
+                        self.rebuilt[str(root)] = reason
+                except OSError as exc:
+                    log.warning(
+                        "could not write the index cache (%s); indexing in a temporary folder", exc.strerror or exc
+                    )
+            if st is None or data is None:
+                st, data, _ = build.load_or_new(str(root), content, self.model, self._temp_dir())
+            self._stores.append(st)
             self._data.append(data)
+        self._generations: list[int] = []
         self._corpus: Corpus | None = None
         # A long-lived caller asks to watch the tree: each refresh then looks only at the paths that
         # moved (watchers start before the first look, so nothing in between is missed).
         self._watchers: list[TreeWatcher | None] = [watch_tree(r) if watch else None for r in roots]
         weakref.finalize(self, _stop_watching, list(self._watchers))  # a dropped index stops its watchers
-        self._saved_fresh: list[object] = [d.watch for d in self._data]
-        self.refresh(progress=progress)
+        # Paths a watcher reported while another process held the builder lock: applied next time.
+        self._held: list[set[str]] = [set() for _ in roots]
+        self.refresh(progress=progress, wait=True)
+
+    def _temp_dir(self) -> Path:
+        if self._temp is None:
+            self._temp = tempfile.TemporaryDirectory(prefix="codepith-index-")
+            weakref.finalize(self, self._temp.cleanup)
+        return Path(self._temp.name)
 
     @classmethod
     def from_path(
@@ -150,50 +172,63 @@ class Index:
         """True while every root is watched, so a refresh costs what changed rather than the tree size."""
         return all(w is not None and w.alive for w in self._watchers)
 
-    def refresh(self, progress: build.Progress | None = None, *, full: bool = False) -> list[build.RefreshStats]:
-        """Re-read what changed on disk; save and rebuild the corpus only when something did.
+    def refresh(
+        self, progress: build.Progress | None = None, *, full: bool = False, wait: bool | None = None
+    ) -> list[build.RefreshStats]:
+        """Re-read what changed on disk; reopen the corpus only when a new generation was committed.
 
         A watched root looks only at the paths its watcher saw move (``full=True`` checks the whole
         tree anyway); an unwatched one, or one whose watcher failed, checks every file's stat.
-        """
+        While another process builds one of these indexes, ``wait=None`` searches its last complete
+        generation (and waits only when none exists yet); ``wait=True`` waits for the build to finish."""
+        try:
+            return self._refresh(progress, wait, full_check=False, full=full)
+        except CacheError as exc:
+            return self._repair(exc, progress)
+
+    def _refresh(
+        self, progress: build.Progress | None, wait: bool | None, *, full_check: bool, full: bool = False
+    ) -> list[build.RefreshStats]:
         stats_all = []
-        changed = self._corpus is None
-        for i, data in enumerate(self._data):
+        for i, (data, st) in enumerate(zip(self._data, self._stores, strict=True)):
             watcher = self._watchers[i]
             moved = None if watcher is None else watcher.take()
-            if full or self._corpus is None:
+            if moved is not None:
+                moved |= self._held[i]
+            if full or full_check or self._corpus is None:
                 moved = None
+            self._held[i] = set()
             stats = build.refresh(
-                data, self.model, max_file_bytes=self.max_file_bytes, progress=progress, changed=moved
+                data,
+                self.model,
+                st,
+                max_file_bytes=self.max_file_bytes,
+                progress=progress,
+                changed=moved,
+                wait=wait,
+                full_check=full_check,
             )
+            if stats.rebuilt:
+                self.rebuilt[data.root] = stats.rebuilt
+            if stats.busy and moved:
+                self._held[i] = moved  # another process is building: these paths wait for the next look
             stats_all.append(stats)
-            fresh_unsaved = stats.walked and self._saved_fresh[i] != data.watch
-            if stats.dirty or self._corpus is None or fresh_unsaved:
-                changed = changed or stats.dirty
-                if self.use_cache and (stats.dirty or fresh_unsaved or not self._saved(data)):
-                    self._save(data)
-                    self._saved_fresh[i] = data.watch
-        if changed:
+        generations = [d.generation for d in self._data]
+        if self._corpus is None or generations != self._generations:
             prefixes = _prefixes(self.roots)
+            views = [View(st) for st in self._stores]
             self._corpus = Corpus(
-                [CorpusPart(d, p) for d, p in zip(self._data, prefixes, strict=True)], self.model.info.dims
+                [CorpusPart(v, p) for v, p in zip(views, prefixes, strict=True)], self.model.info.dims
             )
+            self._generations = generations
         self.last_stats = stats_all
         return stats_all
 
-    def _save(self, data: RepoData) -> None:
-        snap = store.snapshot(data, self.cache_dir)
-        if self._saver is None:
-            self._write(snap)
-        else:
-            self._saver.submit(self._write, snap)
-
-    @staticmethod
-    def _write(snap: store.Snapshot) -> None:
-        try:
-            store.write(snap)
-        except OSError as exc:
-            log.warning("could not write the index cache (%s); continuing in memory", exc.strerror or exc)
+    def _repair(self, exc: CacheError, progress: build.Progress | None = None) -> list[build.RefreshStats]:
+        """A segment turned out damaged while reading: verify every byte, drop what is bad, redo its files."""
+        log.warning("cached index is damaged (%s); rebuilding the damaged part", exc)
+        self._corpus = None
+        return self._refresh(progress, True, full_check=True)
 
     def close(self) -> None:
         """Stop watching (an index that is dropped stops watching too); later refreshes check the stats."""
@@ -203,12 +238,7 @@ class Index:
         self._watchers = [None] * len(self._watchers)
 
     def flush(self) -> None:
-        """Wait until background cache writes are on disk (nothing to wait for without background_save)."""
-        if self._saver is not None:
-            self._saver.submit(lambda: None).result()
-
-    def _saved(self, data: RepoData) -> bool:
-        return (store.index_dir(data.root, data.content, data.model_digest, self.cache_dir) / "index.bin").exists()
+        """Kept for callers of the single-file cache: every commit is on disk when refresh returns."""
 
     @property
     def corpus(self) -> Corpus:
@@ -227,13 +257,21 @@ class Index:
             raise CodepithError(f"unknown mode {mode!r}; choose one of {', '.join(engine.MODES)}")
         if refresh:
             self.refresh()
-        return engine.search(self.corpus, self.model, query, top_k, mode=mode)
+        try:
+            return engine.search(self.corpus, self.model, query, top_k, mode=mode)
+        except CacheError as exc:
+            self._repair(exc)
+            return engine.search(self.corpus, self.model, query, top_k, mode=mode)
 
     def find_related(self, file_path: str, line: int, top_k: int = 5, *, refresh: bool = True) -> list[SearchResult]:
         """Chunks most like the one at ``file_path:line`` (itself excluded)."""
         if refresh:
             self.refresh()
-        return engine.related(self.corpus, self._chunk_index(file_path, line), top_k)
+        try:
+            return engine.related(self.corpus, self._chunk_index(file_path, line), top_k)
+        except CacheError as exc:
+            self._repair(exc)
+            return engine.related(self.corpus, self._chunk_index(file_path, line), top_k)
 
     def chunk_at(self, file_path: str, line: int) -> Chunk:
         """The indexed chunk that holds ``file_path:line`` (a result path, a root-relative or an absolute path)."""

@@ -1,12 +1,17 @@
 """Bring a repository's index up to date: only added and changed files are read, chunked and embedded.
 
-Per-file work depends on that file alone, and everything global is derived from the sorted file records,
-so an incrementally refreshed index equals a full rebuild of the same tree.
+Per-file work depends on that file alone, and everything global is derived at search time from the
+sorted file records, so an incrementally refreshed index equals a full rebuild of the same tree.
+Changed files stream through in batches: each batch is read, chunked, embedded and committed to the
+store as one segment before the next is read, so memory follows the batch, not the repository, and a
+killed build keeps every committed batch. The files come from a walk, or, when a watcher says which
+paths moved, from those paths alone (``changes.plan``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import time
@@ -14,26 +19,33 @@ from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from codepith.chunks.chunk import Chunk
 from codepith.files.explain import explain_hidden
 from codepith.files.read import read_text
-from codepith.files.source import SkipReport, SourceFile
+from codepith.files.source import IgnoreHit, SkipReport, SourceFile
 from codepith.files.walk import max_file_bytes_limit, walk
-from codepith.index import changes, store
+from codepith.index import changes
 from codepith.index.analyze import FileAnalysis
-from codepith.index.lexical import Postings
 from codepith.index.repo import FileRecord, RepoData
 from codepith.index.workers import analyze_all
 from codepith.model.loader import StaticModel
+from codepith.store.layout import CacheError, index_dir
+from codepith.store.manifest import FileMeta, Store, StoreBusy, Writer
+from codepith.store.segment import MAX_CHUNKS, NewFile
 
 log = logging.getLogger("codepith")
 
 RACY_NS = 2_000_000_000
 EMBED_BATCH = 2048  # chunks handed to the embedding thread at a time
 EMBED_CHARS = 1000
+BATCH_FILES = 1000  # files read, chunked, embedded and committed as one segment (memory follows this)
+SEGMENT_CHUNKS = min(
+    60000, MAX_CHUNKS
+)  # a batch with more chunks is committed as several segments (at most MAX_CHUNKS each)
 Progress = Callable[[int, int], None]  # (files done, files to do)
 
 
@@ -49,6 +61,7 @@ class RefreshStats:
     touched: int = 0  # mtime moved but content is the same: only the record changes
     seconds: float = 0.0
     rebuilt: str | None = None  # why the cache was not usable, when it was not
+    busy: bool = False  # another process is building this index; this look used its last commit
     walked: bool = False  # the whole tree was walked (not just checked, nor only the watcher's paths)
     source: RepoData | None = field(default=None, repr=False, compare=False)
 
@@ -79,6 +92,12 @@ def embed_text(chunk: Chunk) -> str:
     the head of the chunk (signature, docstring) carries its meaning, so the tail is not embedded
     (measured: 1,000 chars lose nothing against whole chunks and halve tokenizer time; 600 lose 0.004)."""
     return f"{chunk.file_path}\n{chunk.content[:EMBED_CHARS]}"
+
+
+def batch_files() -> int:
+    """Files per committed batch: ``CODEPITH_BATCH_FILES`` if set (tests use small batches), else BATCH_FILES."""
+    env = os.environ.get("CODEPITH_BATCH_FILES", "").strip()
+    return max(1, int(env)) if env.isdigit() else BATCH_FILES
 
 
 def _digest(text: str) -> str:
@@ -146,7 +165,7 @@ def _put(data: RepoData, rel: str, rec: FileRecord | None) -> None:
         for r, sign in ((old, -1), (rec, 1)):
             if r is not None:
                 files += sign * (not r.skip)
-                chunks += sign * len(r.chunks)
+                chunks += sign * r.n_chunks
         data.tally = (files, chunks)
 
 
@@ -157,132 +176,217 @@ def _unchanged(data: RepoData, t0: float) -> RefreshStats:
     return stats
 
 
-def load_or_new(root: str, content: str, model: StaticModel, cache: Path | None = None) -> tuple[RepoData, str | None]:
-    """The cached index, or an empty one (with the reason) when none is usable."""
+def _record(m: FileMeta) -> FileRecord:
+    return FileRecord(m.rel, m.size, m.mtime_ns, m.digest, m.n, m.skip, m.chars, m.language, m.racy, m.fallback)
+
+
+def _meta(rec: FileRecord) -> FileMeta:
+    return FileMeta(
+        rec.rel_path,
+        rec.size,
+        rec.mtime_ns,
+        rec.digest,
+        rec.skip,
+        rec.chars,
+        rec.language,
+        rec.racy,
+        rec.n_chunks,
+        rec.fallback,
+    )
+
+
+def _fresh(data: RepoData) -> dict[str, Any]:
+    """What a later process needs to check freshness without a walk and to apply a watcher's paths
+    (JSON, committed in the manifest's meta with the generation it describes)."""
+    return {
+        "watch": data.watch,
+        "max_file_bytes": data.watch_key[0] if data.watch_key else None,
+        "skipped_paths": data.skipped_paths,
+        "linked": list(data.linked),
+        "pruned": sorted(data.pruned),
+        "hidden": [[h.source, h.line, h.rule, h.count, list(h.examples)] for h in data.walk_hidden],
+    }
+
+
+def _skipped_json(data: RepoData) -> list[Any]:
+    return [dict(data.walk_skipped.counts), {k: list(v) for k, v in data.walk_skipped.examples.items()}]
+
+
+def reload(data: RepoData, st: Store) -> None:
+    """Take the file table of the store's latest commit (another process may have written it), and the
+    freshness state committed with it."""
+    meta = st.meta()
+    data.files = {rel: _record(m) for rel, m in st.files().items()}
+    skipped = SkipReport()
+    raw = json.loads(meta.get("walk_skipped", "null") or "null")
+    if raw:
+        skipped.counts, skipped.examples = raw[0], raw[1]
+    data.walk_skipped = skipped
+    data.refreshed_at = float(meta.get("refreshed_at", "0") or 0)
+    data.generation = int(meta.get("generation", "0"))
+    data.folders = data.stat_list = data.tally = None
+    # What the last complete look depended on, so a new process can take the quick path too.
+    fresh = json.loads(meta.get("fresh", "null") or "null") if meta.get("complete") == "1" else None
+    if fresh:
+        data.watch = [(str(p), int(m)) for p, m in fresh["watch"]]
+        limit = fresh["max_file_bytes"]
+        data.watch_key = (int(limit), data.content) if limit is not None else None
+        paths = fresh["skipped_paths"]
+        data.skipped_paths = {str(k): str(v) for k, v in paths.items()} if paths is not None else None
+        data.linked = tuple(fresh["linked"])
+        data.pruned = set(fresh["pruned"])
+        data.walk_hidden = tuple(IgnoreHit(s, n, r, c, tuple(e)) for s, n, r, c, e in fresh["hidden"])
+    else:
+        data.watch, data.watch_key, data.skipped_paths = [], None, None
+        data.linked, data.pruned, data.walk_hidden = (), set(), ()
+
+
+def open_store(folder: Path, root: str, content: str, model: StaticModel) -> tuple[Store, str | None]:
+    """The store in ``folder``; an unusable one is emptied (under the builder lock) and started afresh."""
     info = model.info
-    reason: str | None = None
+    kw = {"root": root, "content": content, "model_name": info.name, "model_digest": info.digest, "dims": info.dims}
     try:
-        data = store.load(root, content, info.digest, cache)
-    except store.CacheError as exc:
+        return Store(folder, **kw), None  # type: ignore[arg-type]
+    except CacheError as exc:
         reason = str(exc)
-        log.warning("cached index for %s is unusable (%s); rebuilding", root, reason)
-        data = None
-    if data is None:
-        data = RepoData(root=root, content=content, model_name=info.name, model_digest=info.digest, dims=info.dims)
-    return data, reason
+    log.warning("cached index for %s is unusable (%s); rebuilding", root, reason)
+    from filelock import FileLock
+
+    with FileLock(str(folder / "build.lock")):
+        try:
+            return Store(folder, **kw), reason  # type: ignore[arg-type]
+        except CacheError:
+            Store.reset(folder)
+            return Store(folder, **kw), reason  # type: ignore[arg-type]
+
+
+def load_or_new(
+    root: str, content: str, model: StaticModel, cache: Path | None = None
+) -> tuple[Store, RepoData, str | None]:
+    """The repository's store in the cache folder and its file records (empty when new or unusable)."""
+    info = model.info
+    st, reason = open_store(index_dir(root, content, info.digest, cache), root, content, model)
+    data = RepoData(root=root, content=content, model_name=info.name, model_digest=info.digest, dims=info.dims)
+    reload(data, st)
+    return st, data, reason
 
 
 def refresh(
     data: RepoData,
     model: StaticModel,
+    st: Store,
     *,
     max_file_bytes: int | None = None,
     progress: Progress | None = None,
     changed: Collection[str] | None = None,
+    wait: bool | None = None,
+    full_check: bool = False,
 ) -> RefreshStats:
-    """Update ``data`` in place to match the tree on disk.
+    """Update ``data`` and the store to match the tree on disk.
 
     ``changed``: the root-relative paths a watcher saw move since the last refresh; only those are
     looked at when they can be judged alone (see ``changes.plan``), else the tree is walked.
+
+    Writing takes the store's builder lock. When another process holds it, ``wait=True`` waits for it
+    (and then has little left to do), ``wait=False`` keeps the last committed generation (stats.busy);
+    ``None`` waits only when no complete generation exists yet.
     """
     t0 = time.perf_counter()
+    key = (max_file_bytes_limit(max_file_bytes), data.content)
+    if full_check:
+        changed = None
+    elif key == data.watch_key:
+        if changed is not None and not changed:
+            return _unchanged(data, t0)
+        if changed is None and quick_check(data):
+            return _unchanged(data, t0)
+    if wait is None:
+        wait = st.meta().get("complete") != "1"
+    try:
+        with st.building(
+            wait=wait,
+            on_wait=lambda: log.warning("another process is indexing %s; waiting for it", data.root),
+            full_check=full_check,
+        ) as w:
+            if w.damaged or st.generation() != data.generation:
+                reload(data, st)
+            stats = _refresh_locked(data, model, w, key, max_file_bytes, progress, changed)
+            if w.damaged:
+                stats.rebuilt = "; ".join(w.damaged)
+    except StoreBusy:
+        if st.generation() != data.generation:
+            reload(data, st)
+        stats = RefreshStats(root=data.root, unchanged=len(data.files), busy=True, source=data)
+        stats.files, stats.chunks = _tally(data)
+    stats.seconds = time.perf_counter() - t0
+    return stats
+
+
+def _refresh_locked(
+    data: RepoData,
+    model: StaticModel,
+    w: Writer,
+    key: tuple[int, str],
+    max_file_bytes: int | None,
+    progress: Progress | None,
+    changed: Collection[str] | None,
+) -> RefreshStats:
     # Racy-git rule: a file modified within RACY_NS of this look may change again without its size or
     # mtime moving, so its stat is not trusted next time and its content hash decides.
     racy_after = time.time_ns() - RACY_NS
-    key = (max_file_bytes_limit(max_file_bytes), data.content)
     delta: changes.Delta | None = None
     if changed is not None and key == data.watch_key:
-        if not changed:
-            return _unchanged(data, t0)
         delta = changes.plan(data, changed, max_file_bytes)
-    elif changed is None and key == data.watch_key and quick_check(data):
-        return _unchanged(data, t0)
     if delta is None:
         walked = walk(Path(data.root), data.content, max_file_bytes)
         files, held = walked.files, list(data.files)
     else:
         files, held = delta.files, delta.old_files
-    stats = RefreshStats(root=data.root, walked=delta is None)
+    stats = RefreshStats(root=data.root, walked=delta is None, source=data)
     seen: set[str] = set()
-    todo: list[tuple[SourceFile, str, str]] = []  # (file, text, digest)
+    candidates: list[SourceFile] = []
     for sf in files:
         seen.add(sf.rel_path)
         old = data.files.get(sf.rel_path)
         if old is not None and old.size == sf.size and old.mtime_ns == sf.mtime_ns and not old.racy:
             stats.unchanged += 1
-            continue
-        text, reason = read_text(sf.path)
-        if text is None:
-            rec = FileRecord(
-                sf.rel_path, sf.size, sf.mtime_ns, "", [], Postings.empty(), np.zeros((0, data.dims), np.float32)
-            )
-            rec.skip = reason or "unreadable"
-            rec.language = sf.language
-            rec.racy = sf.mtime_ns >= racy_after
-            if old is None:
-                stats.added += 1
-            elif old.skip != rec.skip:
-                stats.changed += 1
-            _put(data, sf.rel_path, rec)
-            continue
-        digest = _digest(text)
-        if old is not None and old.digest == digest and old.skip is None:
-            if (old.size, old.mtime_ns, old.racy) != (sf.size, sf.mtime_ns, sf.mtime_ns >= racy_after):
-                old.size, old.mtime_ns = sf.size, sf.mtime_ns  # touched, not changed
-                data.stat_list = None
-                old.racy = sf.mtime_ns >= racy_after
-                stats.touched += 1
-            else:
-                stats.unchanged += 1
-            continue
-        if old is None:
-            stats.added += 1
         else:
-            stats.changed += 1
-        todo.append((sf, text, digest))
-    for rel in held:
-        if rel not in seen and rel in data.files:
-            _put(data, rel, None)
-            stats.removed += 1
-
-    # Chunk changed files (in worker processes when there are many) while a thread embeds the chunks
-    # gathered so far.
-    pending: list[tuple[SourceFile, str, str, FileAnalysis]] = []
-    batches: list[Future[np.ndarray]] = []
-    waiting: list[str] = []
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        analyzed = analyze_all([(sf.rel_path, text, sf.language) for sf, text, _ in todo])
-        for i, ((sf, text, digest), done) in enumerate(zip(todo, analyzed, strict=True)):
-            pending.append((sf, text, digest, done))
-            waiting.extend(embed_text(c) for c in done.chunks)
-            if len(waiting) >= EMBED_BATCH:
-                batches.append(pool.submit(model.encode, waiting))
-                waiting = []
-            if progress is not None:
-                progress(i + 1, len(todo))
-        if waiting:
-            batches.append(pool.submit(model.encode, waiting))
-        parts = [f.result() for f in batches]
-    vectors = np.concatenate(parts) if parts else None
-    row = 0
-    for sf, text, digest, done in pending:
-        chunks = done.chunks
-        n = len(chunks)
-        vec = vectors[row : row + n] if vectors is not None else np.zeros((0, data.dims), np.float32)
-        row += n
-        _put(data, sf.rel_path, FileRecord(
-            rel_path=sf.rel_path,
-            size=sf.size,
-            mtime_ns=sf.mtime_ns,
-            digest=digest,
-            chunks=chunks,
-            postings=data.vocab.encode(done.terms),
-            vectors=np.ascontiguousarray(vec, dtype=np.float32),
-            chars=len(text),
-            language=sf.language,
-            racy=sf.mtime_ns >= racy_after,
-            fallback=done.fallback,
-        ))  # fmt: skip
+            candidates.append(sf)
+    candidates.sort(key=lambda sf: sf.rel_path)
+    removed = [r for r in held if r not in seen and r in data.files]
+    stats.removed = len(removed)
+    done = 0
+    first = True
+    step = batch_files()
+    for begin in range(0, len(candidates), step):
+        batch = candidates[begin : begin + step]
+        metas, touched, new = _batch(data, model, batch, racy_after, stats, progress, done, len(candidates))
+        done += len(batch)
+        # A batch with more chunks than a segment holds commits as several segments, rows with theirs.
+        groups: list[list[NewFile]] = [[]]
+        size = 0
+        for nf in new:
+            if size + len(nf.chunks) > SEGMENT_CHUNKS and groups[-1]:
+                groups.append([])
+                size = 0
+            groups[-1].append(nf)
+            size += len(nf.chunks)
+        for g_i, group in enumerate(groups):
+            rels = {nf.rel for nf in group}
+            last = g_i == len(groups) - 1
+            rows = [m for m in metas if m.rel in rels or (last and m.n == 0)]
+            if not (group or rows or touched or (first and removed)):
+                continue
+            w.commit(group, rows, touched=touched if last else (), deleted=removed if first else ())
+            first = False
+        for m in metas:
+            _put(data, m.rel, _record(m))
+        if touched:
+            data.stat_list = None
+    if first and removed:
+        w.commit([], [], deleted=removed)
+    for rel in removed:
+        _put(data, rel, None)
     if delta is None:
         data.walk_skipped = walked.skipped
         data.walk_hidden = walked.hidden
@@ -295,7 +399,98 @@ def refresh(
     else:
         changes.settle(data, delta)
     data.refreshed_at = time.time()
+    if stats.dirty or w.store.meta().get("complete") != "1":
+        w.finish(walk_skipped=_skipped_json(data), refreshed_at=data.refreshed_at, fresh=_fresh(data))
+    else:  # the same files: record the new freshness state without a new generation for readers to open
+        w.note(walk_skipped=_skipped_json(data), refreshed_at=data.refreshed_at, fresh=_fresh(data))
+    data.generation = w.store.generation()
     stats.files, stats.chunks = _tally(data)
-    stats.source = data
-    stats.seconds = time.perf_counter() - t0
     return stats
+
+
+def _batch(
+    data: RepoData,
+    model: StaticModel,
+    batch: list[SourceFile],
+    racy_after: int,
+    stats: RefreshStats,
+    progress: Progress | None,
+    done: int,
+    total: int,
+) -> tuple[list[FileMeta], list[FileMeta], list[NewFile]]:
+    """Read, chunk and embed one batch: (rows to write, stat-only updates, new segment content)."""
+    metas: list[FileMeta] = []
+    touched: list[FileMeta] = []
+    todo: list[tuple[SourceFile, str, str]] = []  # (file, text, digest)
+    for sf in batch:
+        old = data.files.get(sf.rel_path)
+        racy = sf.mtime_ns >= racy_after
+        text, reason = read_text(sf.path)
+        if text is None:
+            skip = reason or "unreadable"
+            if old is None:
+                stats.added += 1
+            elif old.skip != skip:
+                stats.changed += 1
+            metas.append(FileMeta(sf.rel_path, sf.size, sf.mtime_ns, "", skip, 0, sf.language, racy, 0))
+            continue
+        digest = _digest(text)
+        if old is not None and old.digest == digest and old.skip is None:
+            if (old.size, old.mtime_ns, old.racy) != (sf.size, sf.mtime_ns, racy):
+                old.size, old.mtime_ns, old.racy = sf.size, sf.mtime_ns, racy  # touched, not changed
+                touched.append(_meta(old))
+                stats.touched += 1
+            else:
+                stats.unchanged += 1
+            continue
+        if old is None:
+            stats.added += 1
+        else:
+            stats.changed += 1
+        todo.append((sf, text, digest))
+
+    # Chunk the batch (in worker processes when there are many files) while a thread embeds the chunks
+    # gathered so far.
+    pending: list[tuple[SourceFile, str, str, FileAnalysis]] = []
+    futures: list[Future[np.ndarray]] = []
+    waiting: list[str] = []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        analyzed = analyze_all([(sf.rel_path, text, sf.language) for sf, text, _ in todo])
+        for i, ((sf, text, digest), got) in enumerate(zip(todo, analyzed, strict=True)):
+            pending.append((sf, text, digest, got))
+            waiting.extend(embed_text(c) for c in got.chunks)
+            if len(waiting) >= EMBED_BATCH:
+                futures.append(pool.submit(model.encode, waiting))
+                waiting = []
+            if progress is not None:
+                progress(done + i + 1, total)
+        if waiting:
+            futures.append(pool.submit(model.encode, waiting))
+        parts = [f.result() for f in futures]
+    if progress is not None and not todo and batch:
+        progress(done + len(batch), total)
+    vectors = np.concatenate(parts) if parts else np.zeros((0, data.dims), np.float32)
+    new: list[NewFile] = []
+    row = 0
+    for sf, text, digest, got in pending:
+        n = len(got.chunks)
+        metas.append(
+            FileMeta(
+                sf.rel_path,
+                sf.size,
+                sf.mtime_ns,
+                digest,
+                None,
+                len(text),
+                sf.language,
+                sf.mtime_ns >= racy_after,
+                n,
+                got.fallback,
+            )
+        )
+        if n:
+            terms = [(t.terms, t.counts) for t in got.terms]
+            new.append(NewFile(sf.rel_path, got.chunks, terms, vectors[row : row + n]))
+        row += n
+    new.sort(key=lambda nf: nf.rel)  # a segment holds its files in path order, as the corpus numbers them
+    return metas, touched, new

@@ -1,78 +1,224 @@
-"""One searchable corpus from one or more repositories' records: chunk list, vector matrix, BM25.
+"""One searchable corpus from one or more repositories' committed index generations.
 
-Derived entirely from the sorted file records, so it is rebuilt (cheaply) whenever a refresh changed
-anything, and several repositories become one corpus by prefixing their paths.
+Reads go through store Views (memory-mapped segments), so opening a corpus costs a few small arrays
+(per-chunk file and length), not the chunks: chunk text is decompressed only for the chunks a search
+shows or re-ranks. Several repositories become one corpus by prefixing their paths; chunk numbers run
+over the repositories in order, each in path order, as a rebuild from scratch would number them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import overload
 
 import numpy as np
 
 from codepith.chunks.chunk import Chunk
-from codepith.index.lexical import BM25, Vocabulary
-from codepith.index.repo import RepoData
+from codepith.index.lexical import K1, B
+from codepith.store.segment import term_key
+from codepith.store.view import View
 
 
 @dataclass(frozen=True)
 class CorpusPart:
-    data: RepoData
+    view: View
     prefix: str  # "" for a single repository, else "<repo-name>/"
+
+
+class Chunks(Sequence[Chunk]):
+    """The corpus's chunks by number, read on demand."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self._c = corpus
+
+    def __len__(self) -> int:
+        return self._c.n
+
+    @overload
+    def __getitem__(self, i: int) -> Chunk: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Chunk]: ...
+    def __getitem__(self, i: int | slice) -> Chunk | list[Chunk]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._c.n))]
+        if i < 0:
+            i += self._c.n
+        if not 0 <= i < self._c.n:
+            raise IndexError(i)
+        return self._c.chunk(i)
+
+    def __iter__(self) -> Iterator[Chunk]:
+        for _p, part in enumerate(self._c.parts):
+            for f in range(len(part.view.files)):
+                for c in part.view.file_chunks(f):
+                    yield replace(c, file_path=part.prefix + c.file_path) if part.prefix else c
+
+
+class SegmentBM25:
+    """Okapi BM25 over the segments' postings, with the same arithmetic as ``lexical.BM25`` over the
+    live chunks: document frequencies and the average length count only chunks of the generation."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self._c = corpus
+        self.n_docs = corpus.n
+        lengths = np.concatenate([p.view.lengths() for p in corpus.parts]) if corpus.parts else np.zeros(0, np.float32)
+        live = lengths if corpus.identity else lengths[corpus.perm]
+        avg = float(live.mean()) if self.n_docs else 1.0
+        self._norm = (K1 * (1.0 - B + B * lengths / max(avg, 1e-9))).astype(np.float32)
+
+    def _hits(self, term: str) -> tuple[int, list[tuple[np.ndarray, np.ndarray]]]:
+        key = term_key(term)
+        hits = []
+        df = 0
+        for part, base in zip(self._c.parts, self._c.phys_base, strict=False):
+            for b, docs, tfs in part.view.postings(key):
+                idx = docs.astype(np.int64) + (base + b)
+                hits.append((idx, tfs))
+                df += len(idx) if self._c.identity else int(np.count_nonzero(self._c.logical_of[idx] >= 0))
+        return df, hits
+
+    def doc_freq(self, term: str) -> int:
+        return self._hits(term)[0]
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """The live chunks that hold ``term`` (corpus numbers, ascending) and its counts in each, as
+        ``lexical.BM25.postings`` gives them (issue evidence intersects these)."""
+        _, hits = self._hits(term)
+        if not hits:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        idx = np.concatenate([h[0] for h in hits])
+        tfs = np.concatenate([h[1] for h in hits]).astype(np.float32)
+        if not self._c.identity:
+            idx = self._c.logical_of[idx]
+            keep = idx >= 0
+            idx, tfs = idx[keep], tfs[keep]
+        order = np.argsort(idx, kind="stable")
+        return idx[order], tfs[order]
+
+    def idf(self, term: str, df: int | None = None) -> float:
+        if df is None:
+            df = self.doc_freq(term)
+        return float(np.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5)))
+
+    def scores(self, terms: Sequence[str], weights: Sequence[float] | None = None) -> np.ndarray:
+        """Dense score vector over all chunks (zeros where no term occurs)."""
+        out = np.zeros(self._c.n_physical, dtype=np.float32)
+        for i, term in enumerate(terms):
+            df, hits = self._hits(term)
+            if not df:
+                continue
+            w = self.idf(term, df) * (1.0 if weights is None else weights[i])
+            for idx, tfs in hits:
+                tf = tfs.astype(np.float32)
+                out[idx] += w * tf * (K1 + 1.0) / (tf + self._norm[idx])
+        return out if self._c.identity else out[self._c.perm]
+
+
+class Definitions:
+    """Lower-cased symbol -> numbers of the chunks that define it, ascending."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self._c = corpus
+        self._memo: dict[str, list[int]] = {}
+
+    def get(self, name_lower: str, default: list[int] | None = None) -> list[int]:
+        got = self._memo.get(name_lower)
+        if got is None:
+            phys = [
+                base + i
+                for part, base in zip(self._c.parts, self._c.phys_base, strict=False)
+                for i in part.view.defining(name_lower)
+            ]
+            if self._c.identity:
+                got = sorted(phys)
+            else:
+                got = sorted(int(x) for x in self._c.logical_of[np.asarray(phys, np.int64)] if x >= 0) if phys else []
+            if len(self._memo) > 4096:
+                self._memo.clear()
+            self._memo[name_lower] = got
+        return got if got or default is None else default
 
 
 class Corpus:
     def __init__(self, parts: Sequence[CorpusPart], dims: int) -> None:
-        chunks: list[Chunk] = []
-        ids: list[np.ndarray] = []
-        tfs: list[np.ndarray] = []
-        per_chunk: list[np.ndarray] = []
-        # One repository: its own vocabulary. Several: the first's, extended, and the others' ids mapped in.
-        vocab = parts[0].data.vocab if len(parts) == 1 else Vocabulary(parts[0].data.vocab.terms if parts else ())
-        maps = [
-            None
-            if (len(parts) == 1 or i == 0)
-            else np.asarray([vocab.add(t) for t in p.data.vocab.terms] or [0], np.int32)
-            for i, p in enumerate(parts)
-        ]
-        vectors: list[np.ndarray] = []
-        file_of_chunk: list[int] = []
+        self.parts = list(parts)
+        self.dims = dims
+        self.phys_base = [0]
+        log_base = [0]
+        for p in self.parts:
+            self.phys_base.append(self.phys_base[-1] + p.view.n_physical)
+            log_base.append(log_base[-1] + p.view.n)
+        self.n = log_base[-1]
+        self.n_physical = self.phys_base[-1]
+        self.identity = all(p.view.identity for p in self.parts)
+        self.perm = (
+            np.concatenate([p.view.perm + b for p, b in zip(self.parts, self.phys_base, strict=False)])
+            if self.parts
+            else np.zeros(0, np.int64)
+        )
+        self.logical_of = np.full(self.n_physical, -1, np.int64)
+        self.logical_of[self.perm] = np.arange(self.n, dtype=np.int64)
         self.files: list[str] = []
         self.file_chars: list[int] = []
-        for p_i, part in enumerate(parts):
-            for rel in sorted(part.data.files):
-                rec = part.data.files[rel]
-                if rec.skip or not rec.chunks:
-                    continue
-                f_i = len(self.files)
-                self.files.append(part.prefix + rel)
-                self.file_chars.append(rec.chars)
-                for c in rec.chunks:
-                    chunks.append(replace(c, file_path=part.prefix + rel) if part.prefix else c)
-                    file_of_chunk.append(f_i)
-                mapping = maps[p_i]
-                ids.append(rec.postings.ids if mapping is None else mapping[rec.postings.ids])
-                tfs.append(rec.postings.tfs)
-                per_chunk.append(rec.postings.per_chunk)
-                vectors.append(rec.vectors)
-        self.parts = list(parts)
-        self.chunks = chunks
-        self.file_of_chunk = np.asarray(file_of_chunk, dtype=np.int32)
-        self.vectors = np.concatenate(vectors) if vectors else np.zeros((0, dims), dtype=np.float32)
-        self.bm25 = BM25(
-            np.concatenate(ids) if ids else np.zeros(0, np.int32),
-            np.concatenate(tfs) if tfs else np.zeros(0, np.float32),
-            np.concatenate(per_chunk) if per_chunk else np.zeros(0, np.int32),
-            vocab,
-        )
+        file_of: list[np.ndarray] = []
+        self._file_start: list[int] = []
+        self._part_of_file: list[tuple[int, int]] = []  # (part, file within it)
+        for p_i, part in enumerate(self.parts):
+            v = part.view
+            file_of.append(v.file_of_chunk + len(self.files))
+            self._file_start.extend((v.file_start[:-1] + log_base[p_i]).tolist())
+            self._part_of_file.extend((p_i, f) for f in range(len(v.files)))
+            self.files.extend(part.prefix + rel for rel in v.files)
+            self.file_chars.extend(v.file_chars)
+        self._file_start.append(self.n)
+        self.file_of_chunk = np.concatenate(file_of) if file_of else np.zeros(0, np.int32)
+        self._by_file = {path: f for f, path in enumerate(self.files)}
+        self.chunks = Chunks(self)
+        self.bm25 = SegmentBM25(self)
+        self.definitions = Definitions(self)
         self._flags: dict[str, dict[int, bool]] = {}
-        self._by_file: dict[str, list[int]] = {}
-        self.definitions: dict[str, list[int]] = {}  # lower-cased symbol -> chunks that define it
-        for i, c in enumerate(chunks):
-            self._by_file.setdefault(c.file_path, []).append(i)
-            for sym in c.symbols:
-                self.definitions.setdefault(sym.lower(), []).append(i)
+        self._chunk_memo: dict[int, Chunk] = {}
+
+    def chunk(self, i: int) -> Chunk:
+        got = self._chunk_memo.get(i)
+        if got is None:
+            if len(self._chunk_memo) > 50_000:
+                self._chunk_memo.clear()
+            got = self._chunk_memo[i] = self._read_chunk(i)
+        return got
+
+    def _read_chunk(self, i: int) -> Chunk:
+        f = int(self.file_of_chunk[i])
+        p_i, local = self._part_of_file[f]
+        part = self.parts[p_i]
+        c = part.view.file_chunks(local)[i - self._file_start[f]]
+        return replace(c, file_path=part.prefix + c.file_path) if part.prefix else c
+
+    def _part_of_chunk(self, i: int) -> tuple[View, int]:
+        f = int(self.file_of_chunk[i])
+        p_i, local = self._part_of_file[f]
+        view = self.parts[p_i].view
+        return view, i - self._file_start[f] + int(view.file_start[local])
+
+    def vector(self, i: int) -> np.ndarray:
+        view, local = self._part_of_chunk(i)
+        return view.vector(local)
+
+    def dense(self, qv: np.ndarray) -> np.ndarray:
+        """Similarity of every chunk to a query vector."""
+        parts = [p.view.dense(qv) for p in self.parts]
+        out = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+        return out if self.identity else out[self.perm]
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """Every chunk's vector as one float32 matrix (materialised: for tests and small corpora)."""
+        mats = [np.asarray(s.vectors, np.float32) for p in self.parts for s in p.view.segments]
+        if not self.n or not mats:
+            return np.zeros((0, self.dims), np.float32)
+        out = np.concatenate(mats)
+        return out if self.identity else out[self.perm]
 
     def flag(self, idx: int, name: str, test: Callable[[str], bool]) -> bool:
         """A per-chunk fact derived from its content, computed on first use and kept with the corpus."""
@@ -83,19 +229,18 @@ class Corpus:
         return got
 
     def __len__(self) -> int:
-        return len(self.chunks)
+        return self.n
 
     def chunk_indices(self, file_path: str) -> list[int]:
-        return self._by_file.get(file_path, [])
+        f = self._by_file.get(file_path)
+        return [] if f is None else list(range(self._file_start[f], self._file_start[f + 1]))
 
     def chunk_at(self, file_path: str, line: int) -> int | None:
         """The smallest chunk of that file whose span holds the line (None when none does)."""
         best: int | None = None
-        for i in self._by_file.get(file_path, []):
+        best_span = 0
+        for i in self.chunk_indices(file_path):
             c = self.chunks[i]
-            if c.start_line <= line <= c.end_line:
-                if best is None or (c.end_line - c.start_line) < (
-                    self.chunks[best].end_line - self.chunks[best].start_line
-                ):
-                    best = i
+            if c.start_line <= line <= c.end_line and (best is None or c.end_line - c.start_line < best_span):
+                best, best_span = i, c.end_line - c.start_line
         return best

@@ -1,14 +1,11 @@
-"""What the index keeps per repository: one record per file, so a refresh only redoes changed files."""
+"""What a refresh keeps per repository in memory: each file's stat and content hash, so it can tell which
+files changed. The chunks, postings and vectors themselves live in the store's segments."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from codepith.chunks.chunk import Chunk
 from codepith.files.source import IgnoreHit, SkipReport
-from codepith.index.lexical import Postings, Vocabulary
 
 
 @dataclass
@@ -17,9 +14,7 @@ class FileRecord:
     size: int
     mtime_ns: int
     digest: str  # content hash; confirms a change that size/mtime suggest
-    chunks: list[Chunk]
-    postings: Postings  # each chunk's bag of term ids (content and path words)
-    vectors: np.ndarray  # (len(chunks), dims) float32, L2-normalised
+    n_chunks: int = 0
     skip: str | None = None  # why the file holds no chunks although the walk selected it (e.g. "binary")
     chars: int = 0  # characters of the file's text (what an agent would read without codepith)
     language: str = "text"
@@ -35,11 +30,12 @@ class RepoData:
     model_digest: str
     dims: int
     files: dict[str, FileRecord] = field(default_factory=dict)
-    vocab: Vocabulary = field(default_factory=Vocabulary)
     walk_skipped: SkipReport = field(default_factory=SkipReport)
     walk_hidden: tuple[IgnoreHit, ...] = ()  # the ignore rules that hid something (explains an empty index)
     refreshed_at: float = 0.0
-    # What the last walk depended on (path, mtime_ns), and the (size limit, content) it walked with.
+    generation: int = -1  # the store generation these records match (-1: none read yet)
+    # What the last walk depended on (path, mtime_ns), and the (size limit, content) it walked with;
+    # committed in the manifest's meta with each generation, so a new process can skip the walk.
     watch: list[tuple[str, int]] = field(default_factory=list)
     watch_key: tuple[int | None, str] | None = None
     # Each entry of walk_skipped by path, and the ends of the symlinks the walk met: what lets a
@@ -71,4 +67,4 @@ class RepoData:
 
     @property
     def n_chunks(self) -> int:
-        return sum(len(r.chunks) for r in self.files.values())
+        return sum(r.n_chunks for r in self.files.values())

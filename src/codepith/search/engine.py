@@ -38,7 +38,7 @@ def dense_scores(corpus: Corpus, model: StaticModel, query: Query) -> np.ndarray
     qv = model.encode([query.text])[0]
     if not qv.any():
         return np.zeros(len(corpus), dtype=np.float32)
-    return corpus.vectors @ qv
+    return corpus.dense(qv)
 
 
 def _named_symbols(corpus: Corpus, query: Query) -> list[str]:
@@ -212,8 +212,8 @@ def related(corpus: Corpus, chunk_index: int, top_k: int = 5) -> list[SearchResu
     """Chunks most like the given one: dense similarity, with shared rare identifiers as lexical evidence."""
     if not len(corpus):
         return []
-    vec = corpus.vectors[chunk_index]
-    dense = corpus.vectors @ vec
+    vec = corpus.vector(chunk_index)
+    dense = corpus.dense(vec)
     dense[chunk_index] = -np.inf
     dense_rank = top_indices(dense, CANDIDATES)
     terms = corpus.chunks[chunk_index].symbols

@@ -150,7 +150,7 @@ def repos_root(cache: Path | None = None) -> Path:
     """Where clones live: ``<cache>/repos`` (the index cache's root unless given)."""
     if cache is not None:
         return cache / "repos"
-    from codepith.index.store import cache_root
+    from codepith.store.layout import cache_root
 
     return cache_root() / "repos"
 

@@ -185,7 +185,7 @@ def _human_bytes(n: int) -> str:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from codepith.index import store
+    from codepith.store import layout as store
 
     entries = store.list_cached()
     print(f"cache folder: {store.cache_root()}")
@@ -205,7 +205,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 def cmd_clear(args: argparse.Namespace) -> int:
     """Remove what was asked and say exactly what went and what stayed (exit 1 if anything stayed)."""
-    from codepith.index import store
+    from codepith.store import layout as store
 
     root = store.cache_root()
     if root.exists() and not root.is_dir():

@@ -1,0 +1,107 @@
+"""Where cached indexes live and how `codepith cache` / `codepith clear` list and remove them.
+
+Layout: ``<cache>/indexes/<key>/`` holds ``manifest.sqlite`` (meta, segments, file table),
+``source.json`` (what it indexes, for listings that must not open SQLite), ``build.lock`` and
+``seg-*/`` folders (immutable segments).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+FORMAT_VERSION = 4  # 4: the file table's fallback column; freshness state in meta
+
+
+def cache_root() -> Path:
+    """``CODEPITH_CACHE_DIR`` if set, else the platform's user cache folder."""
+    env = os.environ.get("CODEPITH_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("codepith"))
+
+
+def index_key(root: str, content: str, model_digest: str) -> str:
+    raw = json.dumps([root, content, model_digest, FORMAT_VERSION]).encode("utf-8", "surrogateescape")
+    return hashlib.sha256(raw).hexdigest()[:20]
+
+
+def index_dir(root: str, content: str, model_digest: str, cache: Path | None = None) -> Path:
+    return (cache or cache_root()) / "indexes" / index_key(root, content, model_digest)
+
+
+class CacheError(Exception):
+    """A cached index that cannot be used (corrupt, truncated, foreign version); callers rebuild."""
+
+
+@dataclass(frozen=True)
+class CachedIndex:
+    folder: Path
+    root: str
+    content: str
+    model: str
+    files: int
+    chunks: int
+    bytes: int
+    updated: float
+
+    @property
+    def orphan(self) -> bool:
+        return not Path(self.root).is_dir()
+
+
+def _folder_bytes(folder: Path) -> int:
+    total = 0
+    for dirpath, _dirs, names in os.walk(folder):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def list_cached(cache: Path | None = None) -> list[CachedIndex]:
+    base = (cache or cache_root()) / "indexes"
+    out: list[CachedIndex] = []
+    try:
+        folders = sorted(base.iterdir())
+    except OSError:  # no cache yet, or a cache path that is a file or unreadable: nothing listed
+        return out
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        try:
+            src = json.loads((folder / "source.json").read_text("utf-8", "surrogateescape"))
+            out.append(
+                CachedIndex(
+                    folder,
+                    src["root"],
+                    src["content"],
+                    src["model"],
+                    int(src["files"]),
+                    int(src["chunks"]),
+                    _folder_bytes(folder),
+                    float(src["updated"]),
+                )
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            out.append(CachedIndex(folder, "?", "?", "?", 0, 0, _folder_bytes(folder), 0.0))
+    return out
+
+
+def remove(entry: CachedIndex) -> str | None:
+    """Delete one cached index: None when it is gone, else why it (or part of it) is still there."""
+    try:
+        shutil.rmtree(entry.folder)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return "still there" if os.path.lexists(entry.folder) else None

@@ -1,0 +1,368 @@
+"""The manifest (SQLite, WAL): which segments make up the index, the file table, and the builder lock.
+
+Every change is one SQLite transaction: a batch's segment row and its files' rows commit together, after
+the segment's files are written and fsynced. A reader takes its file table and segment list in one read
+transaction, so it sees one committed generation, never a half-written one; segments are immutable, so
+the maps it opens stay valid even when a later merge retires them (POSIX keeps unlinked files readable).
+A killed build leaves its committed batches: the rerun finds those files unchanged and redoes the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from codepith.store import segment as seg
+from codepith.store.layout import FORMAT_VERSION, CacheError
+
+log = logging.getLogger("codepith")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS segments(name TEXT PRIMARY KEY, chunks INTEGER NOT NULL, sums TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+    rel BLOB PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, digest TEXT NOT NULL,
+    skip TEXT, chars INTEGER NOT NULL, language TEXT NOT NULL, racy INTEGER NOT NULL,
+    segment TEXT, first INTEGER NOT NULL, n INTEGER NOT NULL, blob_off INTEGER NOT NULL, blob_len INTEGER NOT NULL,
+    fallback TEXT);
+CREATE INDEX IF NOT EXISTS files_segment ON files(segment);
+"""
+
+
+def _rel_key(rel: str) -> bytes:
+    return rel.encode("utf-8", "surrogateescape")
+
+
+def _rel(raw: bytes) -> str:
+    return bytes(raw).decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True)
+class FileMeta:
+    """What the file table keeps per file for freshness (the chunks themselves live in segments)."""
+
+    rel: str
+    size: int
+    mtime_ns: int
+    digest: str
+    skip: str | None
+    chars: int
+    language: str
+    racy: bool
+    n: int = 0  # chunks
+    fallback: str | None = None  # why the file holds line windows (a chunking error), kept for reports
+
+
+class StoreBusy(Exception):
+    """Another process holds the builder lock and the caller chose not to wait."""
+
+
+class Store:
+    """One repository's index in one cache folder."""
+
+    def __init__(self, folder: Path, *, root: str, content: str, model_name: str, model_digest: str, dims: int) -> None:
+        self.folder = folder
+        self.ident = {"root": root, "content": content, "model_digest": model_digest, "format": str(FORMAT_VERSION)}
+        self.model_name = model_name
+        self.dims = dims
+        folder.mkdir(parents=True, exist_ok=True)
+        self._lock = FileLock(str(folder / "build.lock"))
+        self._mutex = threading.RLock()
+        self._con = self._connect()
+        self.vector_cache: dict[str, Any] = {}  # segment name -> float32 vectors, shared by this store's views
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            con = sqlite3.connect(
+                str(self.folder / "manifest.sqlite"), timeout=60, isolation_level=None, check_same_thread=False
+            )
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=NORMAL")
+            con.executescript(SCHEMA)
+            rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
+            if not rows:
+                con.execute("BEGIN IMMEDIATE")
+                if not con.execute("SELECT 1 FROM meta LIMIT 1").fetchone():
+                    con.executemany(
+                        "INSERT INTO meta VALUES (?, ?)",
+                        [*self.ident.items(), ("dims", str(self.dims)), ("generation", "0"), ("complete", "0")],
+                    )
+                con.execute("COMMIT")
+                rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(f"manifest unreadable ({exc})") from None
+        for key, want in self.ident.items():
+            if rows.get(key) != want:
+                con.close()
+                raise CacheError(f"index was built for another {key} ({rows.get(key)!r})")
+        return con
+
+    @classmethod
+    def reset(cls, folder: Path) -> None:
+        """Remove an unusable index folder's contents (not the lock file, which others may hold)."""
+        if not folder.is_dir():
+            return
+        for p in folder.iterdir():
+            if p.name == "build.lock":
+                continue
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                try:
+                    p.unlink()
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        with self._mutex:
+            self._con.close()
+
+    # -- reading ------------------------------------------------------------------------------------
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        with self._mutex:
+            try:
+                return self._con.execute(sql, args).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise CacheError(f"manifest unreadable ({exc})") from None
+
+    def meta(self) -> dict[str, str]:
+        return dict(self._query("SELECT key, value FROM meta"))
+
+    def generation(self) -> int:
+        return int(self.meta().get("generation", "0"))
+
+    def files(self) -> dict[str, FileMeta]:
+        rows = self._query("SELECT rel, size, mtime_ns, digest, skip, chars, language, racy, n, fallback FROM files")
+        return {
+            (rel := _rel(r[0])): FileMeta(rel, r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], r[9])
+            for r in rows
+        }
+
+    @contextmanager
+    def snapshot(self) -> Iterator[tuple[dict[str, str], list[tuple[str, int, str]], list[tuple[Any, ...]]]]:
+        """(meta, segments, files) of one committed generation, read in one transaction."""
+        with self._mutex:
+            try:
+                self._con.execute("BEGIN")
+                try:
+                    meta = dict(self._con.execute("SELECT key, value FROM meta").fetchall())
+                    segs = self._con.execute("SELECT name, chunks, sums FROM segments").fetchall()
+                    files = self._con.execute(
+                        "SELECT rel, segment, first, n, chars, blob_off, blob_len FROM files "
+                        "WHERE skip IS NULL AND n > 0"
+                    ).fetchall()
+                finally:
+                    self._con.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                raise CacheError(f"manifest unreadable ({exc})") from None
+            yield meta, segs, [(_rel(r[0]), *r[1:]) for r in files]
+
+    # -- writing ------------------------------------------------------------------------------------
+    @contextmanager
+    def building(
+        self, *, wait: bool = True, on_wait: Callable[[], None] | None = None, full_check: bool = False
+    ) -> Iterator[Writer]:
+        """The builder lock: one writer per index across processes. Others wait (``wait``) or get StoreBusy."""
+        try:
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            if not wait:
+                raise StoreBusy(str(self.folder)) from None
+            if on_wait is not None:
+                on_wait()
+            self._lock.acquire()
+        try:
+            yield Writer(self, full_check=full_check)
+        finally:
+            self._lock.release()
+
+
+class Writer:
+    """Commits batches; exists only while the builder lock is held."""
+
+    def __init__(self, store: Store, *, full_check: bool = False) -> None:
+        self.store = store
+        self.folder = store.folder
+        self.full_check = full_check
+        self.damaged: list[str] = []  # why segments were dropped
+        self._collect()
+
+    def _tx(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+        with self.store._mutex:
+            con = self.store._con
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                fn(con)
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+
+    def _collect(self) -> None:
+        """Drop what no committed generation refers to (a killed build's unfinished segment), and
+        committed segments that are damaged, with their files' rows, so those files are redone."""
+        rows = self.store._query("SELECT name, chunks, sums FROM segments")
+        known = {r[0] for r in rows}
+        full = self.full_check or self.store.meta().get("complete") != "1"  # after a crash: read every byte
+        bad = []
+        for name, _n, sums in rows:
+            why = seg.verify(self.folder / name, json.loads(sums), full=full)
+            if why:
+                log.warning("index segment %s is damaged (%s); rebuilding its files", name, why)
+                bad.append(name)
+                self.damaged.append(f"segment {name}: {why}")
+        if bad:
+
+            def drop(con: sqlite3.Connection) -> None:
+                for name in bad:
+                    con.execute("DELETE FROM files WHERE segment = ?", (name,))
+                    con.execute("DELETE FROM segments WHERE name = ?", (name,))
+                con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'")
+
+            self._tx(drop)
+            known -= set(bad)
+        for p in self.folder.iterdir():
+            if (p.name.startswith("seg-") or p.name.startswith(".tmp-seg-")) and p.name not in known:
+                shutil.rmtree(p, ignore_errors=True)
+
+    def commit(
+        self,
+        new: Sequence[seg.NewFile],
+        metas: Sequence[FileMeta],
+        *,
+        touched: Sequence[FileMeta] = (),
+        deleted: Sequence[str] = (),
+    ) -> None:
+        """One atomic step: a segment holding ``new`` (whose table rows are in ``metas``, together with
+        rows of files that hold no chunks), stat updates of ``touched`` files, and ``deleted`` files."""
+        by_rel = {m.rel: m for m in metas}
+        written = seg.write(self.folder, new, self.store.dims) if new else None
+
+        def apply(con: sqlite3.Connection) -> None:
+            con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'")
+            con.execute("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'generation'")
+            placed: dict[str, seg.Placed] = {}
+            if written is not None:
+                name, n, sums, placements = written
+                con.execute("INSERT INTO segments VALUES (?, ?, ?)", (name, n, json.dumps(sums)))
+                placed = {p.rel: p for p in placements}
+            rows = []
+            for m in metas:
+                p = placed.get(m.rel)
+                rows.append(
+                    (
+                        _rel_key(m.rel),
+                        m.size,
+                        m.mtime_ns,
+                        m.digest,
+                        m.skip,
+                        m.chars,
+                        m.language,
+                        int(m.racy),
+                        written[0] if (written is not None and p is not None) else None,
+                        p.first if p else 0,
+                        p.n if p else 0,
+                        p.blob_off if p else 0,
+                        p.blob_len if p else 0,
+                        m.fallback,
+                    )
+                )
+            con.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            con.executemany(
+                "UPDATE files SET size = ?, mtime_ns = ?, racy = ? WHERE rel = ?",
+                [(m.size, m.mtime_ns, int(m.racy), _rel_key(m.rel)) for m in touched],
+            )
+            con.executemany("DELETE FROM files WHERE rel = ?", [(_rel_key(r),) for r in deleted])
+
+        missing = [f.rel for f in new if f.rel not in by_rel]
+        if missing:
+            raise ValueError(f"no file row for {missing[:3]}")
+        try:
+            self._tx(apply)
+        except BaseException:
+            if written is not None:
+                shutil.rmtree(self.folder / written[0], ignore_errors=True)
+            raise
+
+    def finish(self, *, walk_skipped: Any, refreshed_at: float, fresh: Any = None) -> None:
+        """Mark the generation complete (every walked file is in it), then merge if segments piled up.
+
+        ``fresh`` (JSON) is what a later process needs to judge freshness without a walk (the walk's
+        stamps, skipped paths, symlink ends, pruned folders, hidden-by-ignore report); it commits with
+        the generation, so it always describes the file table beside it."""
+        from codepith.store.merge import merge_if_needed
+
+        merge_if_needed(self)
+
+        def apply(con: sqlite3.Connection) -> None:
+            gen = int(con.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+            con.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [
+                    ("generation", str(gen + 1)),
+                    ("complete", "1"),
+                    ("walk_skipped", json.dumps(walk_skipped)),
+                    ("refreshed_at", repr(refreshed_at)),
+                    ("fresh", json.dumps(fresh)),
+                ],
+            )
+
+        self._tx(apply)
+        self._collect_unreferenced()
+        files, chunks = self.store._query("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM files WHERE skip IS NULL")[0]
+        source = {
+            "root": self.store.ident["root"],
+            "content": self.store.ident["content"],
+            "model": self.store.model_name,
+            "model_digest": self.store.ident["model_digest"],
+            "files": files,
+            "chunks": chunks,
+            "updated": time.time(),
+            "format": FORMAT_VERSION,
+        }
+        tmp = self.folder / ".tmp-source.json"
+        tmp.write_text(json.dumps(source, indent=1), "utf-8", "surrogateescape")
+        os.replace(tmp, self.folder / "source.json")
+
+    def note(self, *, walk_skipped: Any, refreshed_at: float, fresh: Any = None) -> None:
+        """Record a look that found the same files: the freshness state it leaves, in the complete
+        generation it checked (no new generation, so readers keep what they have open)."""
+
+        def apply(con: sqlite3.Connection) -> None:
+            con.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [
+                    ("walk_skipped", json.dumps(walk_skipped)),
+                    ("refreshed_at", repr(refreshed_at)),
+                    ("fresh", json.dumps(fresh)),
+                ],
+            )
+
+        self._tx(apply)
+
+    def _collect_unreferenced(self) -> None:
+        known = {r[0] for r in self.store._query("SELECT name FROM segments")}
+        for p in self.folder.iterdir():
+            if p.name.startswith("seg-") and p.name not in known:
+                shutil.rmtree(p, ignore_errors=True)
+
+    def bump(self) -> None:
+        """A new generation without new segments (e.g. only deletions)."""
+
+        def apply(con: sqlite3.Connection) -> None:
+            gen = int(con.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+            con.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (str(gen + 1),))
+
+        self._tx(apply)

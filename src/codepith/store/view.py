@@ -1,0 +1,152 @@
+"""One committed generation of an index, mapped read-only: what search reads.
+
+Chunks are numbered in a logical order (files sorted by path, chunks in file order) that does not depend
+on which segment holds them, so an incrementally refreshed index numbers its chunks as a full rebuild
+would. ``perm`` maps that order onto the physical one (segments concatenated); a segment's chunks whose
+files were since replaced (dead chunks) appear in no logical position.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from codepith.chunks.chunk import Chunk
+from codepith.store import segment as seg
+from codepith.store.layout import CacheError
+from codepith.store.manifest import Store
+
+term_key = seg.term_key
+
+
+class View:
+    def __init__(self, store: Store) -> None:
+        for attempt in range(3):  # a merge may retire a segment between reading the manifest and mapping it
+            with store.snapshot() as (meta, segs, files):
+                self.generation = int(meta.get("generation", "0"))
+                self.complete = meta.get("complete") == "1"
+                self.walk_skipped = json.loads(meta.get("walk_skipped", "null") or "null")
+                self.refreshed_at = float(meta.get("refreshed_at", "0") or 0)
+            try:
+                self.segments = [seg.Segment(store.folder / name, n) for name, n, _sums in segs]
+                break
+            except CacheError:
+                if attempt == 2:
+                    raise
+        self.dims = store.dims
+        index = {s.name: i for i, s in enumerate(self.segments)}
+        base = np.zeros(len(self.segments) + 1, np.int64)
+        base[1:] = np.cumsum([s.n for s in self.segments])
+        self.n_physical = int(base[-1])
+        files.sort(key=lambda r: r[0])
+        self.files: list[str] = [r[0] for r in files]
+        self.file_chars = [int(r[4]) for r in files]
+        self._blob = [(index.get(r[1], -1), int(r[5]), int(r[6])) for r in files]
+        if any(b[0] < 0 for b in self._blob):
+            raise CacheError("a file refers to a segment the manifest does not hold")
+        counts = np.fromiter((r[3] for r in files), np.int64, len(files))
+        starts = np.fromiter((base[index[r[1]]] + r[2] for r in files), np.int64, len(files))
+        self.file_start = np.zeros(len(files) + 1, np.int64)
+        self.file_start[1:] = np.cumsum(counts)
+        self.n = int(self.file_start[-1])
+        # physical position of each logical chunk
+        self.perm = np.repeat(starts - self.file_start[:-1], counts) + np.arange(self.n, dtype=np.int64)
+        if np.any(self.perm >= self.n_physical):
+            raise CacheError("a file's chunks lie outside its segment")
+        self.identity = self.n == self.n_physical and bool(np.all(self.perm == np.arange(self.n)))
+        self.file_of_chunk = np.repeat(np.arange(len(files), dtype=np.int32), counts)
+        self.base = base
+        self._cache: OrderedDict[int, list[Chunk]] = OrderedDict()
+        self._f32: list[np.ndarray] | None = None
+        self._shared = store.vector_cache
+        self._mutex = threading.Lock()
+
+    def __len__(self) -> int:
+        return self.n
+
+    # -- per chunk -----------------------------------------------------------------------------------
+    def file_chunks(self, f: int) -> list[Chunk]:
+        """The chunks of the f-th file (decompressed once, then kept in a small LRU)."""
+        with self._mutex:
+            got = self._cache.get(f)
+            if got is not None:
+                self._cache.move_to_end(f)
+                return got
+        s, off, length = self._blob[f]
+        got = seg.decode_chunks(self.files[f], self.segments[s].blob(off, length))
+        if len(got) != self.file_start[f + 1] - self.file_start[f]:
+            raise CacheError(f"chunk count of {self.files[f]} does not match the manifest")
+        with self._mutex:
+            self._cache[f] = got
+            if len(self._cache) > 512:
+                self._cache.popitem(last=False)
+        return got
+
+    def chunk(self, i: int) -> Chunk:
+        f = int(self.file_of_chunk[i])
+        return self.file_chunks(f)[i - int(self.file_start[f])]
+
+    def _locate(self, phys: int) -> tuple[seg.Segment, int]:
+        s = int(np.searchsorted(self.base, phys, side="right")) - 1
+        return self.segments[s], phys - int(self.base[s])
+
+    def vector(self, i: int) -> np.ndarray:
+        phys = int(self.perm[i])
+        if self._f32 is not None:
+            s_i = int(np.searchsorted(self.base, phys, side="right")) - 1
+            return self._f32[s_i][phys - int(self.base[s_i])]
+        s, local = self._locate(phys)
+        return np.asarray(s.vectors[local], dtype=np.float32)
+
+    # -- whole-corpus arrays (physical order; callers apply ``perm``) ---------------------------------
+    def lengths(self) -> np.ndarray:
+        parts = [np.asarray(s.lengths) for s in self.segments]
+        return np.concatenate(parts) if parts else np.zeros(0, np.float32)
+
+    def dense(self, qv: np.ndarray) -> np.ndarray:
+        """Similarity of every physical chunk to a query vector, a segment at a time.
+
+        Vectors sit on disk as float16; the float32 copy BLAS needs is made on first use and kept,
+        so a long-lived process converts once and a one-shot search converts once."""
+        if self._f32 is None:
+            # segments are immutable: a copy made for an earlier view of this store serves this one too
+            shared = self._shared
+            self._f32 = [_f32(shared, s) for s in self.segments]
+            for name in set(shared) - {s.name for s in self.segments}:
+                shared.pop(name, None)
+        parts = [m @ qv for m in self._f32 if len(m)]
+        return np.concatenate(parts) if parts else np.zeros(0, np.float32)
+
+    def postings(self, key: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """(physical base, local ids, counts) of one term in each segment that holds it."""
+        out = []
+        for s, b in zip(self.segments, self.base[:-1], strict=False):
+            docs, tfs = s.postings(key)
+            if len(docs):
+                out.append((int(b), docs, tfs))
+        return out
+
+    def defining(self, name_lower: str) -> list[int]:
+        """Physical ids of the chunks that define a (lower-cased) name."""
+        key = term_key(name_lower)
+        out: list[int] = []
+        for s, b in zip(self.segments, self.base[:-1], strict=False):
+            got = s.defining(key)
+            if len(got):
+                out.extend((int(b) + got.astype(np.int64)).tolist())
+        return out
+
+
+def _f32(shared: dict[str, np.ndarray], s: seg.Segment) -> np.ndarray:
+    got = shared.get(s.name)
+    if got is None:
+        got = shared[s.name] = np.asarray(s.vectors, dtype=np.float32)
+    return got
+
+
+def all_chunks(view: View) -> Sequence[Chunk]:
+    return [c for f in range(len(view.files)) for c in view.file_chunks(f)]

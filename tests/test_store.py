@@ -1,0 +1,180 @@
+"""The segment store: atomic commits, resume after SIGKILL, one builder at a time, merges."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import write
+
+import codepith
+from codepith.store import layout
+
+
+def _many(root: Path, n: int) -> None:
+    write(
+        root,
+        {
+            f"pkg{i % 17}/mod_{i}.py": f"def handler_{i}(request):\n    return route_{i % 7}(request, {i})\n\n\n"
+            f"class Widget{i}:\n    size = {i}\n"
+            for i in range(n)
+        },
+    )
+    # mtimes in the past: a file written just now is "racy" (its stat proves nothing), which would make
+    # a rerun re-read it and count it as touched rather than unchanged
+    past = time.time_ns() - 600 * 1_000_000_000
+    for p in root.rglob("*"):
+        os.utime(p, ns=(past, past))
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", "import sys; from codepith.surfaces.cli import main; sys.exit(main())", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+
+
+def _manifest(cache: Path) -> Path:
+    found = list((cache / "indexes").glob("*/manifest.sqlite"))
+    assert len(found) <= 1
+    return found[0] if found else cache / "none"
+
+
+def _committed(cache: Path) -> int:
+    path = _manifest(cache)
+    if not path.exists():
+        return 0
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+        try:
+            return int(con.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
+
+
+def _stats(out: str) -> dict[str, int]:
+    m = re.search(r"(\d+) files, (\d+) chunks \(added (\d+), changed (\d+), removed (\d+), unchanged (\d+)\)", out)
+    assert m, out
+    keys = ("files", "chunks", "added", "changed", "removed", "unchanged")
+    return dict(zip(keys, map(int, m.groups()), strict=True))
+
+
+def test_a_killed_build_keeps_its_commits_and_redoes_only_the_rest(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _many(root, 3000)
+    cache = tmp_path / "cache"
+    env = {**os.environ, "CODEPITH_CACHE_DIR": str(cache), "CODEPITH_BATCH_FILES": "100", "CODEPITH_WORKERS": "0"}
+    proc = _cli("index", str(root), env=env)
+    deadline = time.monotonic() + 120
+    while _committed(cache) < 600 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the build finished before it could be killed; make the repository bigger"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    kept = _committed(cache)
+    assert 600 <= kept < 3000
+    rerun = _cli("index", str(root), env=env)
+    out, err = rerun.communicate(timeout=300)
+    assert rerun.returncode == 0, err
+    st = _stats(out)
+    assert st["unchanged"] == kept  # every committed file is kept as it is
+    assert st["added"] == 3000 - kept  # and only the others are indexed
+    assert st["files"] == 3000
+    # the resumed index is the index a clean build makes
+    resumed = codepith.Index.from_path(root, cache_dir=cache)
+    clean = codepith.Index.from_path(root, use_cache=False)
+    assert resumed.chunks == clean.chunks
+    q = "route request handler widget"
+    assert [(r.chunk.location, round(r.score, 6)) for r in resumed.search(q)] == [
+        (r.chunk.location, round(r.score, 6)) for r in clean.search(q)
+    ]
+
+
+def test_two_concurrent_builders_build_once(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _many(root, 1500)
+    cache = tmp_path / "cache"
+    env = {**os.environ, "CODEPITH_CACHE_DIR": str(cache), "CODEPITH_BATCH_FILES": "200", "CODEPITH_WORKERS": "0"}
+    procs = [_cli("index", str(root), env=env) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [e for _, e in outs]
+    stats = [_stats(o) for o, _ in outs]
+    assert sum(s["added"] for s in stats) == 1500, stats  # no file was indexed twice
+    assert all(s["files"] == 1500 for s in stats)
+    assert len(list((cache / "indexes").iterdir())) == 1
+    con = sqlite3.connect(_manifest(cache))
+    meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+    files = con.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+    con.close()
+    assert meta["complete"] == "1" and files == 1500
+
+
+def test_a_failed_commit_leaves_the_last_generation(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith.store import manifest
+
+    write(tmp_path / "repo", {"a.py": "def first_one():\n    return 1\n"})
+    index = codepith.Index.from_path(tmp_path / "repo", model=model)
+    write(tmp_path / "repo", {"b.py": "def second_one():\n    return 2\n"})
+    real = manifest.Writer._tx
+    calls = {"n": 0}
+
+    def failing(self, fn):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        raise OSError("disk full")
+
+    monkeypatch.setattr(manifest.Writer, "_tx", failing)
+    with pytest.raises(OSError):
+        index.refresh()
+    monkeypatch.setattr(manifest.Writer, "_tx", real)
+    assert calls["n"] == 1
+    folder = layout.index_dir(str((tmp_path / "repo").resolve()), "code", model.info.digest)
+    segs = [p for p in folder.iterdir() if p.name.startswith(("seg-", ".tmp-"))]
+    assert len(segs) == 1, "the uncommitted segment is removed"
+    again = codepith.Index.from_path(tmp_path / "repo", model=model)
+    assert {r.chunk.file_path for r in again.search("second_one first_one")} == {"a.py", "b.py"}
+
+
+def test_small_segments_are_merged_and_equal_a_rebuild(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    from codepith.store import merge
+
+    root = tmp_path / "repo"
+    _many(root, 40)
+    index = codepith.Index.from_path(root, model=model)
+    folder = layout.index_dir(str(root.resolve()), "code", model.info.digest)
+    for i in range(3 * merge.MAX_SMALL):
+        (root / f"pkg{i % 17}/mod_{i}.py").write_text(f"def edited_{i}(x):\n    return x * {i}\n")
+        index.refresh()
+        assert len([p for p in folder.iterdir() if p.name.startswith("seg-")]) <= merge.MAX_SMALL
+    (root / "pkg3/mod_3.py").unlink()
+    index.refresh()
+    full = codepith.Index.from_path(root, model=model, use_cache=False)
+    assert index.chunks == full.chunks
+    assert np.allclose(index.corpus.vectors, full.corpus.vectors)
+    for q in ("edited_5", "route request", "Widget12 size"):
+        got = [(r.chunk.location, round(r.score, 6)) for r in index.search(q, refresh=False)]
+        assert got == [(r.chunk.location, round(r.score, 6)) for r in full.search(q, refresh=False)]
+
+
+def test_a_reader_keeps_its_generation_while_a_writer_commits(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "repo"
+    write(root, {"a.py": "def alpha_thing():\n    return 1\n"})
+    reader = codepith.Index.from_path(root, model=model)
+    write(root, {"b.py": "def beta_thing():\n    return 2\n"})
+    codepith.Index.from_path(root, model=model)  # another writer commits a new generation
+    # the reader's mapped generation still answers, whole, without refreshing
+    assert [r.chunk.file_path for r in reader.search("alpha_thing beta_thing", refresh=False)] == ["a.py"]
+    assert {r.chunk.file_path for r in reader.search("alpha_thing beta_thing")} == {"a.py", "b.py"}
