@@ -8,7 +8,7 @@ import select
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -67,16 +67,19 @@ def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def server_cmd(path: Path | str | None) -> list[str]:
-    return [sys.executable, "-m", "codepith.surfaces.cli", "mcp", *([str(path)] if path is not None else [])]
+def server_cmd(path: Path | str | None, allow: Sequence[Path | str] = ()) -> list[str]:
+    extra = [arg for folder in allow for arg in ("--allow", str(folder))]
+    return [sys.executable, "-m", "codepith.surfaces.cli", "mcp", *([str(path)] if path is not None else []), *extra]
 
 
 @asynccontextmanager
-async def session(path: Path | str | None, extra_env: dict[str, str] | None = None) -> AsyncIterator[Any]:
+async def session(
+    path: Path | str | None, extra_env: dict[str, str] | None = None, allow: Sequence[Path | str] = ()
+) -> AsyncIterator[Any]:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    cmd = server_cmd(path)
+    cmd = server_cmd(path, allow)
     params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=server_env(extra_env))
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
@@ -292,7 +295,8 @@ def test_bad_input_comes_back_as_one_line_tool_errors(repo: Path, tmp_path: Path
             assert "outside" in await err(
                 s, "read_snippet", {"path": str(tmp_path / "secret.txt"), "start_line": 1, "end_line": 1}
             )
-            assert "unknown repository" in await err(s, "search", {"query": "x", "repo": "/no/such/place"})
+            assert "unknown repository" in await err(s, "search", {"query": "x", "repo": "no/such/place"})
+            assert "refused" in await err(s, "search", {"query": "x", "repo": "/no/such/place"})
             assert "not in the index" in await err(s, "find_related", {"file_path": "nope.py", "line": 1})
             assert "line 900" in await err(s, "find_related", {"file_path": "shop/app.py", "line": 900})
             assert "ssh" in await err(s, "search", {"query": "x", "repo": "git@github.com:o/r.git"})
@@ -331,7 +335,7 @@ def test_several_repositories_as_one_corpus(tmp_path: Path) -> None:
     )
 
     async def scenario() -> None:
-        async with session(a) as s:
+        async with session(a, allow=[b]) as s:
             found = await ok(s, "search", {"query": "credit card", "repo": [str(a), str(b)]})
             assert "alpha/billing.py" in found and "beta/billing.py" in found
             assert f"repo={json.dumps([str(a), str(b)])}" in found or "read_snippet" not in found

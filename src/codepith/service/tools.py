@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codepith.errors import CodepithError
+from codepith.service.confine import Roots
 from codepith.service.repos import Repos
 
 log = logging.getLogger("codepith")
@@ -37,9 +38,15 @@ class ToolService:
     """search, find_related, read_snippet and index_status over a ``Repos`` LRU."""
 
     def __init__(
-        self, base: Path, default: str | None = None, content: str = "code", model: str | None = None
+        self,
+        base: Path,
+        default: str | list[str] | None = None,
+        content: str = "code",
+        model: str | None = None,
+        roots: Roots | None = None,
     ) -> None:
-        self.repos = Repos(base, default=default, content=content, model=model)
+        """``roots``: the folders requests may reach (see confine.py); None only for trusted callers."""
+        self.repos = Repos(base, default=default, content=content, model=model, roots=roots)
         self.default_content = content
 
     def _progress(self, notify: Notify | None) -> Callable[[int, int], None] | None:
@@ -133,10 +140,12 @@ class ToolService:
         end: int,
         *,
         max_lines: int,
+        max_chars: int,
         repo: RepoArg = None,
         ref: str | None = None,
         notify: Notify | None = None,
     ) -> str:
+        from codepith.output.names import show_name
         from codepith.output.read import format_read, read_lines
 
         roots = self.repos.resolve(repo, ref, clone=False)
@@ -147,11 +156,12 @@ class ToolService:
             with self.repos.index(roots, None, progress=self._progress(notify)) as index:
                 root, rel = index.locate(path)
             prefix = path[: len(path) - len(rel)] if path.endswith(rel) else ""
-        result = read_lines(root, rel, start, end, max_lines=max_lines)
+        result = read_lines(root, rel, start, end, max_lines=max_lines, max_chars=max_chars)
         base_call = self._read_call(repo, ref)
         text = format_read(result, read_call=lambda p, s, e: base_call(prefix + p, s, e))
         if prefix:
-            text = text.replace(f"FILE {result.rel_path}", f"FILE {prefix}{result.rel_path}", 1)
+            shown = show_name(result.rel_path)
+            text = text.replace(f"FILE {shown}", f"FILE {show_name(prefix)}{shown}", 1)
 
         def source() -> int:
             from codepith.output.savings import source_chars

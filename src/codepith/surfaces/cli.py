@@ -140,7 +140,7 @@ def cmd_read(args: argparse.Namespace) -> int:
     from codepith.output.savings import source_chars
 
     root = Path(args.root)
-    result = read_lines(root, args.path, args.start, args.end)
+    result = read_lines(root, args.path, args.start, args.end, max_chars=args.max_chars)
     text = format_read(result)
     print(text)
     _record("read", 1, text, source_chars(root, [result.rel_path]))
@@ -262,7 +262,7 @@ def cmd_savings(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     from codepith.surfaces.mcp.server import serve
 
-    serve(args.path, content=args.content, model=args.model)
+    serve(args.paths, content=args.content, model=args.model, allow=args.allow)
     return 0
 
 
@@ -388,6 +388,12 @@ def build_parser() -> argparse.ArgumentParser:
     rd.add_argument("start", type=_positive)
     rd.add_argument("end", type=_positive)
     rd.add_argument("--root", default=".", help="folder the path must stay inside (default: .)")
+    rd.add_argument(
+        "--max-chars",
+        type=_whole(1000),
+        default=20_000,
+        help="budget for the whole reply; a longer line is cut with a marker (default 20000)",
+    )
     rd.set_defaults(func=cmd_read)
 
     i = sub.add_parser("index", help="build or refresh the index of PATHs and report what was done")
@@ -411,7 +417,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_test_command(sub)
 
     m = sub.add_parser("mcp", help="serve codepith over MCP (stdio)")
-    m.add_argument("path", nargs="?", default=None)
+    m.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="folders (or https:// git URLs) served, searched as one corpus when no repo is named (default: .)",
+    )
+    m.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a further folder requests may name with repo= (repeatable); nothing else is reachable",
+    )
     index_opts(m)
     m.set_defaults(func=cmd_mcp)
 

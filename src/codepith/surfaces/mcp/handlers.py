@@ -8,7 +8,14 @@ from typing import Any
 from codepith.runner.tool import run_tests_reply
 from codepith.service.tools import Notify, ToolService
 from codepith.surfaces.mcp.args import get_content, get_int, get_repo, get_str
-from codepith.surfaces.mcp.schemas import MAX_MAX_CHARS, MAX_READ_LINES, MAX_TIMEOUT_S, MAX_TOP_K
+from codepith.surfaces.mcp.schemas import (
+    DEFAULT_READ_CHARS,
+    MAX_MAX_CHARS,
+    MAX_READ_LINES,
+    MAX_TIMEOUT_S,
+    MAX_TOP_K,
+    MIN_READ_CHARS,
+)
 from codepith.surfaces.mcp.wire import from_wire_path
 
 Handler = Callable[[dict[str, Any], Notify | None], str]
@@ -44,6 +51,7 @@ def handlers(service: ToolService) -> dict[str, Handler]:
             get_int(args, "start_line", None, 1),
             get_int(args, "end_line", None, 1),
             max_lines=MAX_READ_LINES,
+            max_chars=get_int(args, "max_chars", DEFAULT_READ_CHARS, MIN_READ_CHARS, MAX_MAX_CHARS),
             repo=get_repo(args),
             ref=get_str(args, "ref"),
             notify=notify,

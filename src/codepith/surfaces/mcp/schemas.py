@@ -10,6 +10,8 @@ MAX_READ_LINES = 300
 MAX_TOP_K = 50
 MAX_MAX_CHARS = 100_000
 MAX_TIMEOUT_S = 3600
+DEFAULT_READ_CHARS = 20_000  # output/read.py's DEFAULT_MAX_CHARS (not imported: the front must start fast)
+MIN_READ_CHARS = 1_000
 
 INSTRUCTIONS = (
     "Hybrid (BM25 + embedding) code search over local repositories. Call search first; "
@@ -86,11 +88,13 @@ TOOLS: list[dict[str, Any]] = [
     ),
     tool(
         "read_snippet",
-        f"Numbered lines start_line..end_line of a file in the repo (at most {MAX_READ_LINES}).",
+        f"Numbered lines start_line..end_line of a file in the repo (at most {MAX_READ_LINES} lines and "
+        "max_chars characters; a longer line is cut with a marker).",
         {
             "path": {"type": "string", "description": "Path as shown in results."},
             "start_line": integer("1-based.", 1),
             "end_line": integer("Inclusive.", 1),
+            "max_chars": integer("Reply budget in characters.", MIN_READ_CHARS, DEFAULT_READ_CHARS),
             "repo": REPO_SHORT,
             "ref": REF_SHORT,
         },
