@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from codepith.chunks.chunk import Chunk
 from codepith.index.tokens import query_terms, tokenize
+from codepith.output.names import show_name
 from codepith.search.result import SearchResult
 
 ReadCall = Callable[[str, int, int], str]
@@ -170,7 +171,7 @@ def _score(score: float) -> str:
 
 
 def _header(group: _Group) -> str:
-    return f"FILE {group.path}  LINES {group.start}-{group.end}  SCORE {_score(group.score)}"
+    return f"FILE {show_name(group.path)}  LINES {group.start}-{group.end}  SCORE {_score(group.score)}"
 
 
 def _code(number: int, text: str) -> _Row:
@@ -264,7 +265,7 @@ class _Plan:
 
 
 def _entry(group: _Group) -> str:
-    return f"{group.path} {group.start}-{group.end}"
+    return f"{show_name(group.path)} {group.start}-{group.end}"
 
 
 def _trailer(left: Sequence[_Group], room: int, read_call: ReadCall, *, more: bool, call: bool) -> str | None:
