@@ -73,15 +73,15 @@ def resolve_inside(root: Path, path: str) -> tuple[Path, str]:
     try:
         root_r = Path(root).resolve(strict=True)
     except (OSError, RuntimeError, ValueError) as err:
-        raise PathError(f"root folder not found: {root}") from err
+        raise PathError(f"root folder not found: {show_name(str(root))}") from err
     if not root_r.is_dir():
-        raise PathError(f"root is not a folder: {root}")
+        raise PathError(f"root is not a folder: {show_name(str(root))}")
     try:
         target = (root_r / path).resolve()
     except (OSError, RuntimeError, ValueError) as err:
         raise PathError(f"cannot resolve path: {path!r}") from err
     if target != root_r and root_r not in target.parents:
-        raise PathError(f"path is outside the indexed folder: {path}")
+        raise PathError(f"path is outside the indexed folder: {show_name(path)}")
     rel = target.relative_to(root_r).as_posix()
     return target, rel
 
@@ -146,17 +146,17 @@ def _open_text(target: Path, path: str) -> io.TextIOWrapper:
     try:
         raw = open(target, "rb")  # noqa: SIM115 - wrapped and closed by the caller
     except OSError as err:
-        raise PathError(f"cannot read {path}: {err.strerror or err}") from err
+        raise PathError(f"cannot read {show_name(path)}: {err.strerror or err}") from err
     try:
         head = raw.read(_BINARY_SNIFF)
         raw.seek(0)
     except OSError as err:
         raw.close()
-        raise PathError(f"cannot read {path}: {err.strerror or err}") from err
+        raise PathError(f"cannot read {show_name(path)}: {err.strerror or err}") from err
     encoding = bom_encoding(head)
     if encoding is None and b"\x00" in head:
         raw.close()
-        raise CodepithError(f"{path} looks like a binary file; not showing it")
+        raise CodepithError(f"{show_name(path)} looks like a binary file; not showing it")
     return io.TextIOWrapper(raw, encoding=encoding or "utf-8", errors="replace", newline="\n")
 
 
@@ -185,12 +185,12 @@ def read_lines(
         raise CodepithError(f"max_chars must be at least {MIN_MAX_CHARS}, got {max_chars}")
     target, rel = resolve_inside(root, path)
     if not target.exists():
-        raise PathError(f"no such file: {path}")
+        raise PathError(f"no such file: {show_name(path)}")
     if target.is_dir():
-        raise PathError(f"{path} is a folder, not a file")
+        raise PathError(f"{show_name(path)} is a folder, not a file")
     if not target.is_file():
-        raise PathError(f"{path} is not a regular file")
-    if any(secret_name(part) for part in rel.split("/")[-1:]):
+        raise PathError(f"{show_name(path)} is not a regular file")
+    if secret_name(rel.rpartition("/")[2]):  # the real name: a link to .env is refused too
         raise _refuse_secret(show_name(path), "by its name")
     size = target.stat().st_size
     last_wanted = min(end, start + max_lines - 1)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codepith.errors import PathError
+from codepith.output.names import show_name
 
 
 class OutsideRootsError(PathError):
@@ -56,6 +57,6 @@ class Roots:
             return real
         shown = ", ".join(str(r) for r in self.allowed) or "none"
         raise OutsideRootsError(
-            f"refused: {path} is outside the folders this server may read ({shown}); "
+            f"refused: {show_name(os.fspath(path))} is outside the folders this server may read ({shown}); "
             "the operator can add it with --allow DIR"
         )
