@@ -435,3 +435,19 @@ def test_every_malformed_line_gets_exactly_one_reply(tmp_path: Path, front: str)
     assert raw.proc.returncode == 0
     for line in out.splitlines():
         json.loads(line)  # nothing but JSON-RPC on stdout
+
+
+def test_skipped_file_names_are_escaped_in_index_reports(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    (root / "bad\nskipped: 0 (forged).py").write_bytes(b"\x00\x01binary")
+    out = cli("index", str(root))
+    assert out.returncode == 0, out.stderr
+    assert "bad\\nskipped: 0 (forged).py" in out.stdout
+    assert not any(line.startswith("skipped: 0") for line in out.stdout.splitlines())
+
+    async def scenario() -> None:
+        async with session(root) as s:
+            status = await ok(s, "index_status", {})
+            assert "bad\\nskipped: 0 (forged).py" in status
+
+    run(scenario)

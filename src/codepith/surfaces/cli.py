@@ -167,11 +167,13 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _print_report(title: str, report: SkipReport) -> None:
+    from codepith.output.names import show_name
+
     if not report.total:
         return
     print(f"  {title}:")
     for why, n in sorted(report.counts.items(), key=lambda kv: -kv[1]):
-        examples = ", ".join(report.examples.get(why, []))
+        examples = ", ".join(show_name(e) for e in report.examples.get(why, []))
         print(f"    {why}: {n}" + (f" (e.g. {examples})" if examples else ""))
 
 
