@@ -451,3 +451,31 @@ def test_skipped_file_names_are_escaped_in_index_reports(tmp_path: Path) -> None
             assert "bad\\nskipped: 0 (forged).py" in status
 
     run(scenario)
+
+
+def test_a_server_started_in_the_filesystem_root_without_path_reaches_nothing(tmp_path: Path) -> None:
+    assert Roots.for_server([], [], Path("/"), named=False).allowed == ()
+    assert Roots.for_server([], [], Path.home(), named=False).allowed == ()
+    assert Roots.for_server([], [], tmp_path, named=False).allowed == (tmp_path.resolve(),)
+    env = dict(os.environ)
+    env.update(server_env())
+    raw = RawServer.__new__(RawServer)
+    raw.proc = subprocess.Popen(
+        [sys.executable, "-m", "codepith.surfaces.cli", "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd="/",
+    )
+    raw.lines = []
+    try:
+        raw.handshake()
+        for rid, args in (
+            (3, {"path": "etc/passwd", "start_line": 1, "end_line": 2}),
+            (4, {"path": "x", "start_line": 1, "end_line": 2, "repo": "etc"}),
+        ):
+            reply = raw.request(rid, "tools/call", {"name": "read_snippet", "arguments": args})
+            assert reply["result"]["isError"] and reply["result"]["content"][0]["text"].startswith("refused:")
+    finally:
+        raw.close()

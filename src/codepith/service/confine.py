@@ -41,6 +41,18 @@ class Roots:
         """Roots from the operator's folders (resolved now, so a later symlink swap changes nothing)."""
         return cls(tuple(dict.fromkeys(_real(f) for f in folders)))
 
+    @classmethod
+    def for_server(cls, paths: Iterable[Path], allow: Iterable[Path], cwd: Path, named: bool) -> Roots:
+        """A server's roots: its PATH folders and ``--allow`` folders; with no PATH named at all, its
+        working folder, unless that is ``/`` or the home folder (where a client may start a server
+        without thinking): those are never implied, only allowed by naming them."""
+        chosen = list(paths)
+        if not named:
+            real = _real(cwd)
+            if real not in (Path("/"), _real("~")):
+                chosen.append(real)
+        return cls.of([*chosen, *allow])
+
     def contains(self, path: Path | str) -> bool:
         """Whether ``path`` (resolved with realpath) is an allowed root or lies inside one."""
         real = _real(path)

@@ -54,7 +54,7 @@ def serve(
         default = items[0]
     elif len(items) > 1:
         default = [i if looks_like_url(i) else str(f) for i, f in _pair(items, folders)]
-    roots = Roots.of([*(folders or ([] if items else [cwd])), *extra])
+    roots = Roots.for_server(folders, extra, cwd, named=bool(items))
     service = ToolService(base, default=default, content=content, model=model, roots=roots)
     wire = Wire()
     ready = threading.Event()
