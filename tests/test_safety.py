@@ -100,6 +100,7 @@ def test_mcp_refuses_repos_outside_its_roots(tmp_path: Path) -> None:
                 assert "root:" not in message  # nothing of /etc/passwd came back
             assert (await err(s, "search", {"query": "password", "repo": "/"})).startswith("refused:")
             assert (await err(s, "index_status", {"repo": "/etc"})).startswith("refused:")
+            assert (await err(s, "run_tests", {"repo": "/"})).startswith("refused:")
             assert (await err(s, "find_related", {"file_path": "passwd", "line": 1, "repo": "/etc"})).startswith(
                 "refused:"
             )
@@ -215,7 +216,9 @@ def test_secret_files_are_refused_over_mcp(tmp_path: Path) -> None:
                 status = await ok(s, "index_status", {"content": content})
                 assert "secret:" in status, status
                 found = await ok(s, "search", {"query": "BEGIN OPENSSH PRIVATE KEY", "content": content})
-                assert "private_key.txt" not in found and "id_rsa" not in found and "keys.md" not in found
+                headers = [line for line in found.splitlines() if line.startswith("FILE ")]
+                assert not any(n in h for h in headers for n in ("private_key.txt", "id_rsa", "keys.md")), found
+                assert "-----END OPENSSH" not in found
 
     run(scenario)
 
