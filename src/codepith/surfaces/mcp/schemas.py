@@ -88,13 +88,12 @@ TOOLS: list[dict[str, Any]] = [
     ),
     tool(
         "read_snippet",
-        f"Numbered lines start_line..end_line of a file in the repo (at most {MAX_READ_LINES} lines and "
-        "max_chars characters; a longer line is cut with a marker).",
+        f"Numbered lines start_line..end_line of a file in the repo (at most {MAX_READ_LINES}, within max_chars).",
         {
             "path": {"type": "string", "description": "Path as shown in results."},
             "start_line": integer("1-based.", 1),
             "end_line": integer("Inclusive.", 1),
-            "max_chars": integer("Reply budget in characters.", MIN_READ_CHARS, DEFAULT_READ_CHARS),
+            "max_chars": {"type": "integer", "minimum": MIN_READ_CHARS, "default": DEFAULT_READ_CHARS},
             "repo": REPO_SHORT,
             "ref": REF_SHORT,
         },
