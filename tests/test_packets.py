@@ -75,6 +75,8 @@ def parse(packet: str) -> Shown:
                     shown.trailer_complete = False
                 elif e := ENTRY.match(part):
                     shown.trailer.append((e.group(1), int(e.group(2)), int(e.group(3))))
+        elif re.fullmatch(r"\d+ (?:more )?hits", line):  # no room to name them: the count alone
+            shown.trailer_complete = False
         else:
             assert line.startswith("```") or not line, f"unexpected packet line: {line!r}"
     return shown

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codepith.errors import CodepithError
+from codepith.search.result import SearchResult
 from codepith.service.confine import Roots
 from codepith.service.repos import Repos
 
@@ -22,6 +23,15 @@ PROGRESS_EVERY = 0.25  # seconds between progress notifications while indexing
 
 Notify = Callable[[float, float | None, str], None]  # (progress, total, message)
 RepoArg = str | list[str] | None
+JsonLines = int | None  # a JSON reply's lines per hit (None = whole chunk, 0 = location only)
+JSON_OFF = -1  # ... or this: reply with a packet
+
+
+def _json_reply(results: list[SearchResult], lines: JsonLines) -> str:
+    """csp's flat JSON contract: a list of ``{file_path, start_line, end_line, score, content?}``."""
+    from codepith.output.jsonfmt import result_to_dict
+
+    return json.dumps([result_to_dict(r, max_snippet_lines=lines) for r in results], ensure_ascii=False)
 
 
 def _record(call: str, results: int, text: str, source: Callable[[], int]) -> None:
@@ -32,6 +42,18 @@ def _record(call: str, results: int, text: str, source: Callable[[], int]) -> No
         savings.record(call, results, len(text), source())
     except Exception as exc:  # noqa: BLE001 - stats never break a call
         log.debug("savings not recorded: %s", exc)
+
+
+def _repo_suffix(repo: RepoArg, ref: str | None) -> str:
+    """``, repo=..., ref=...`` for a follow-up call that must name the repository the request named."""
+    if repo is None:
+        return ""
+    return f", repo={json.dumps(repo)}" + (f", ref={json.dumps(ref)}" if ref else "")
+
+
+def outline_limit(max_chars: int) -> int:
+    """Definitions a map needs at most for ``max_chars`` (a row takes 30+ characters)."""
+    return max(10, max_chars // 30)
 
 
 class ToolService:
@@ -74,7 +96,7 @@ class ToolService:
 
         if repo is None:
             return mcp_read_call
-        extra = f", repo={json.dumps(repo)}" + (f", ref={json.dumps(ref)}" if ref else "")
+        extra = _repo_suffix(repo, ref)
 
         def call(path: str, start: int, end: int) -> str:
             return mcp_read_call(path, start, end)[:-1] + extra + ")"
@@ -91,6 +113,7 @@ class ToolService:
         repo: RepoArg = None,
         ref: str | None = None,
         notify: Notify | None = None,
+        json_lines: JsonLines = JSON_OFF,
     ) -> str:
         from codepith.output.packets import render_packet
 
@@ -100,13 +123,18 @@ class ToolService:
         with self.repos.index(roots, content or self.default_content, progress=self._progress(notify)) as index:
             index.refresh(progress=self._progress(notify))
             results = index.search(query, top_k=top_k, refresh=False)
-            text = render_packet(
-                query,
-                results,
-                max_chars=max_chars,
-                read_call=self._read_call(repo, ref),
-                notes=index.search_notes(query),
-            )
+            if json_lines != JSON_OFF:
+                text = _json_reply(results, json_lines)
+            else:
+                text = render_packet(
+                    query,
+                    results,
+                    max_chars=max_chars,
+                    read_call=self._read_call(repo, ref),
+                    notes=index.search_notes(query),
+                    enclosing=index.enclosing,
+                    confident=index.confidence(query).confident,
+                )
             _record("search", len(results), text, lambda: index.source_chars(results))
         return text
 
@@ -119,6 +147,7 @@ class ToolService:
         repo: RepoArg = None,
         ref: str | None = None,
         notify: Notify | None = None,
+        json_lines: JsonLines = JSON_OFF,
     ) -> str:
         from codepith.output.packets import related_query, render_packet
 
@@ -129,8 +158,37 @@ class ToolService:
             index.refresh(progress=self._progress(notify))
             results = index.find_related(file_path, line, top_k=top_k, refresh=False)
             label = related_query(index.chunk_at(file_path, line))
-            text = render_packet(label, results, max_chars=6000, read_call=self._read_call(repo, ref))
+            if json_lines != JSON_OFF:
+                text = _json_reply(results, json_lines)
+            else:
+                text = render_packet(
+                    label, results, max_chars=6000, read_call=self._read_call(repo, ref), enclosing=index.enclosing
+                )
             _record("related", len(results), text, lambda: index.source_chars(results))
+        return text
+
+    def outline(
+        self,
+        path: str,
+        *,
+        max_chars: int,
+        focus: str | None = None,
+        repo: RepoArg = None,
+        ref: str | None = None,
+        notify: Notify | None = None,
+    ) -> str:
+        from codepith.output.outline import mcp_outline_call, render_outline
+
+        roots = self.repos.resolve(repo, ref, status=self._status(notify))
+        with self.repos.index(roots, None, progress=self._progress(notify)) as index:
+            index.refresh(progress=self._progress(notify))
+            result = index.outline(path, focus=focus, limit=outline_limit(max_chars))
+            extra = _repo_suffix(repo, ref)
+
+            def call(p: str) -> str:
+                return mcp_outline_call(p)[:-1] + extra + ")"
+
+            text = render_outline(result, max_chars=max_chars, read_call=self._read_call(repo, ref), outline_call=call)
         return text
 
     def read_snippet(
