@@ -8,7 +8,9 @@ For each query and budget B, every system produces one reply of at most B charac
 only when the reply shows at least one line of its code (its file, and a line inside its span when it
 has one). Systems:
 
-- ``codepith``: the evidence packet, ``render_packet(query, search(query, top_k=K), max_chars=B)``.
+- ``codepith``: the evidence packet, ``render_packet(query, search(query, top_k=K), max_chars=B)``, with
+  breadcrumbs (``enclosing=index.enclosing``) as every surface renders it.
+- ``codepith-plain``: the same packet without breadcrumbs (what they cost, side by side).
 - ``codepith-chunks``: codepith's top-K chunks concatenated like semble's (ranking vs packet format).
 - ``semble``: its top-K chunks concatenated in rank order (``path:start-end`` + content), cut at a line.
 - ``grep``: ripgrep each query keyword, rank files by distinct keywords then total matches, read the
@@ -57,7 +59,7 @@ from systems import BACKENDS, BenchSystemError, cold_cache, default_model_dir  #
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BUDGETS = (1000, 2000, 4000, 8000, 16000)
-SYSTEM_NAMES = ("codepith", "codepith-chunks", "semble", "grep")
+SYSTEM_NAMES = ("codepith", "codepith-plain", "codepith-chunks", "semble", "grep")
 PART_KINDS = ("headers", "fences", "code", "markers", "pointers", "trailer")
 
 # One query's replies: budget -> (reply text, shown lines), plus diagnostics for the report.
@@ -119,7 +121,9 @@ def _hits(results: Sequence[Any], root: Path) -> tuple[Hit, ...]:
     )
 
 
-def codepith_answerer(index: Any, root: Path, budgets: Sequence[int], top_k: int, packets: bool) -> Answer:
+def codepith_answerer(
+    index: Any, root: Path, budgets: Sequence[int], top_k: int, packets: bool, *, crumbs: bool = True
+) -> Answer:
     """Packets (``packets``) or semble-style chunk concatenation over codepith's top-K results."""
     from codepith.output.packets import render_packet
     from codepith.output.read import mcp_read_call
@@ -129,7 +133,13 @@ def codepith_answerer(index: Any, root: Path, budgets: Sequence[int], top_k: int
         replies: dict[int, Reply] = {}
         for b in budgets:
             if packets:
-                text = render_packet(query.text, results, max_chars=b, read_call=mcp_read_call)
+                text = render_packet(
+                    query.text,
+                    results,
+                    max_chars=b,
+                    read_call=mcp_read_call,
+                    enclosing=index.enclosing if crumbs else None,
+                )
                 if len(text) > b:
                     raise BenchError(f"packet of {len(text)} chars over the {b} budget for {query.text!r}")
                 shown = packet_shown_lines(text)
@@ -393,14 +403,16 @@ def run(args: argparse.Namespace) -> int:
         queries = [q for q in corpus.queries if q.existing_targets]
         answerers: dict[str, Answer] = {}
         stack = ExitStack()
-        if "codepith" in systems or "codepith-chunks" in systems:
+        if any(name.startswith("codepith") for name in systems):
             import codepith
 
             stack.enter_context(cold_cache(BACKENDS["codepith"]))
             index = codepith.Index.from_path(str(corpus.root), model=model)
-            for name, packets in (("codepith", True), ("codepith-chunks", False)):
+            for name, packets in (("codepith", True), ("codepith-plain", True), ("codepith-chunks", False)):
                 if name in systems:
-                    answerers[name] = codepith_answerer(index, corpus.root, budgets, args.top_k, packets)
+                    answerers[name] = codepith_answerer(
+                        index, corpus.root, budgets, args.top_k, packets, crumbs=name == "codepith"
+                    )
         if "semble" in systems:
             try:
                 from semble import SembleIndex

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import write
 
+from codepith.errors import CodepithError
 from codepith.surfaces.cli import main
 
 REPO = {
@@ -87,11 +88,19 @@ def test_file_given_as_path(repo: Path, capsys) -> None:  # type: ignore[no-unty
     assert code == 2 and "not a folder" in err
 
 
-def test_no_match_is_empty_not_error(repo: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_no_confident_match_is_said_not_an_error(repo: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     code, out, _ = run(capsys, "search", "qqqzzzxxx", str(repo), "--format", "json")
     assert code == 0
-    # dense retrieval may still return neighbours; a purely lexical miss must not be an error
-    assert isinstance(json.loads(out)["results"], list)
+    data = json.loads(out)
+    assert data["confident"] is False and isinstance(data["results"], list)
+    code, out, _ = run(capsys, "search", "qqqzzzxxx", str(repo))
+    assert code == 0 and out.startswith("no confident match for 'qqqzzzxxx'")
+    headers = [ln for ln in out.splitlines() if ln.startswith("FILE ")]
+    assert 0 < len(headers) <= 3 and all(h.endswith("(weak)") for h in headers)
+    # a real question about this repository is answered plainly
+    for query in ("validate bearer token", "TokenValidator", "register a route handler"):
+        code, out, _ = run(capsys, "search", query, str(repo))
+        assert code == 0 and not out.startswith("no confident match") and "(weak)" not in out, query
 
 
 def test_index_reports_skips(repo: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -195,3 +204,102 @@ def test_undecodable_file_names_are_printed_as_their_bytes(tmp_path: Path) -> No
         )
         assert proc.returncode == 0, proc.stderr
         assert (b"caf\xe9_rates.py" if fmt == "text" else b"caf\\udce9_rates.py") in proc.stdout
+
+
+def test_top_k_and_max_chars_limits_are_stated_and_enforced(repo: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from codepith.limits import MAX_TOP_K, MIN_MAX_CHARS
+
+    for argv, needle in (
+        (["-k", str(MAX_TOP_K + 1)], f"at most {MAX_TOP_K}"),
+        (["--max-chars", "10"], f"at least {MIN_MAX_CHARS}"),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main(["search", "validate", str(repo), *argv])
+        assert exc.value.code == 2
+        assert needle in capsys.readouterr().err
+    code, out, _ = run(capsys, "search", "validate", str(repo), "-k", str(MAX_TOP_K))
+    assert code == 0
+    # the smallest budget still shows the best hit as numbered code, not only a count
+    code, out, _ = run(capsys, "search", "validate bearer token", str(repo), "--max-chars", str(MIN_MAX_CHARS))
+    assert code == 0 and len(out.rstrip("\n")) <= MIN_MAX_CHARS
+    assert "FILE svc/auth.py" in out and "| " in out, out
+    from codepith.api import Index
+
+    with pytest.raises(CodepithError, match="top_k"):
+        Index.from_path(repo).search("validate", top_k=MAX_TOP_K + 1)
+
+
+def test_help_names_every_positional_argument(capsys) -> None:  # type: ignore[no-untyped-def]
+    from codepith.surfaces.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, sp in sub.choices.items():  # type: ignore[union-attr]
+        for action in sp._actions:
+            if not action.option_strings and action.dest != "help":
+                assert action.help, f"{name} {action.dest} has no help text"
+
+
+def test_cache_has_headers_and_model_and_clear_all_names_what_it_removes(repo: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from codepith.output.savings import stats_path
+
+    run(capsys, "index", str(repo))
+    run(capsys, "search", "validate", str(repo))  # writes the savings log
+    assert stats_path().exists()
+    _, out, _ = run(capsys, "cache")
+    header = out.splitlines()[1].split()
+    assert header == ["size", "files", "chunks", "content", "model", "updated", "source"]
+    assert "codepith-" in out.splitlines()[2]  # the bundled model's name
+    code, out, _ = run(capsys, "clear", "all")
+    assert code == 0
+    assert f"removed savings log: {stats_path()}" in out
+    assert f"removed index of {repo.resolve()}" in out
+    assert not stats_path().exists()
+
+
+def test_read_hint_keeps_root(repo: Path, tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    write(repo, {"long.py": "".join(f"x{i} = {i}\n" for i in range(400))})
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "read", "long.py", "1", "400", "--root", str(repo))
+    assert code == 0
+    hint = out.strip().splitlines()[-1]
+    assert f"codepith read long.py 301 400 --root {repo.resolve()}" in hint, hint
+
+
+def test_outline_command_file_folder_and_budget(repo: Path, tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(repo)
+    code, out, _ = run(capsys, "outline", "svc/auth.py")
+    assert code == 0
+    assert out.splitlines() == [
+        "OUTLINE svc/auth.py  2 definitions",
+        "1-3 class: class TokenValidator:",
+        "  2-3 method: def validate(self, token):",
+    ]
+    code, out, _ = run(capsys, "outline", ".", "--max-chars", "300")
+    assert code == 0 and out.startswith("MAP .") and len(out.rstrip("\n")) <= 300
+    assert "TokenValidator" in out or "register_route" in out
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, out, _ = run(capsys, "outline", str(repo))  # a folder outside the working folder is its own repo
+    assert code == 0 and out.startswith("MAP .") and "\nsvc/auth.py\n" in out
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "outline", "repo/svc")  # one inside it is mapped within the working folder
+    assert code == 0 and out.startswith("MAP repo/svc") and "\nrepo/svc/auth.py\n" in out
+    code, _, err = run(capsys, "outline", "../../etc/passwd", "--root", str(repo))
+    assert code == 2 and "outside" in err
+
+
+def test_readme_demo_finds_its_answer(capsys) -> None:  # type: ignore[no-untyped-def]
+    """The README's first command, run on this checkout, puts the module it names first."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    command = re.search(r'codepith search "([^"]+)" \.', readme)
+    answer = re.search(r"its\s+first hit is `([^`]+)`", readme)
+    assert command and answer
+    code, out, _ = run(capsys, "search", command.group(1), str(root / "src"), "--format", "json")
+    assert code == 0
+    first = json.loads(out)["results"][0]["file_path"]
+    assert "src/" + first == answer.group(1) or first == answer.group(1), first

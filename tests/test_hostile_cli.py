@@ -207,7 +207,8 @@ def test_clear_on_a_read_only_cache_reports_what_stayed(tmp_path: Path) -> None:
     assert "internal error" not in proc.stderr
     assert folders[0].is_dir()
     proc = _cli(env, "clear", "index")  # writable again: now it goes
-    assert proc.returncode == 0 and proc.stdout.strip() == "removed 1 cached index"
+    assert proc.returncode == 0 and proc.stdout.strip().splitlines()[-1] == "removed 1 cached index"
+    assert f"removed index of {root.resolve()} (code, " in proc.stdout  # clear names what it removes
     assert not folders[0].exists()
 
 

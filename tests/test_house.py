@@ -14,6 +14,7 @@ PKG = Path(__file__).resolve().parents[1] / "src" / "codepith"
 FLOORS = {
     "_version": 0,
     "errors": 0,
+    "limits": 0,  # the top_k and budget limits every surface states
     "files": 0,
     "chunks": 0,
     "model": 0,

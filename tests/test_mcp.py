@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import anyio
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-TOOL_NAMES = {"search", "find_related", "read_snippet", "index_status", "run_tests"}
+TOOL_NAMES = {"search", "find_related", "read_snippet", "outline", "index_status", "run_tests"}
 
 APP = '''"""A tiny shop."""
 
@@ -67,16 +68,19 @@ def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def server_cmd(path: Path | str | None) -> list[str]:
-    return [sys.executable, "-m", "codepith.surfaces.cli", "mcp", *([str(path)] if path is not None else [])]
+def server_cmd(path: Path | str | None, allow: Sequence[Path | str] = ()) -> list[str]:
+    extra = [arg for folder in allow for arg in ("--allow", str(folder))]
+    return [sys.executable, "-m", "codepith.surfaces.cli", "mcp", *([str(path)] if path is not None else []), *extra]
 
 
 @asynccontextmanager
-async def session(path: Path | str | None, extra_env: dict[str, str] | None = None) -> AsyncIterator[Any]:
+async def session(
+    path: Path | str | None, extra_env: dict[str, str] | None = None, allow: Sequence[Path | str] = ()
+) -> AsyncIterator[Any]:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    cmd = server_cmd(path)
+    cmd = server_cmd(path, allow)
     params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=server_env(extra_env))
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
@@ -250,7 +254,7 @@ def test_edit_is_reflected_in_the_next_search(repo: Path) -> None:
     async def scenario() -> None:
         async with session(repo) as s:
             first = await ok(s, "search", {"query": "reticulate_splines_quickly"})
-            assert "reticulate_splines_quickly" not in first
+            assert first.startswith("no confident match") and "def reticulate_splines_quickly" not in first
             (repo / "shop" / "splines.py").write_text(
                 "def reticulate_splines_quickly(n):\n    return [i * 2 for i in range(n)]\n"
             )
@@ -286,13 +290,12 @@ def test_bad_input_comes_back_as_one_line_tool_errors(repo: Path, tmp_path: Path
             assert "before start line" in await err(
                 s, "read_snippet", {"path": "shop/app.py", "start_line": 5, "end_line": 2}
             )
-            assert "outside" in await err(
-                s, "read_snippet", {"path": "../secret.txt", "start_line": 1, "end_line": 1}
-            )
+            assert "outside" in await err(s, "read_snippet", {"path": "../secret.txt", "start_line": 1, "end_line": 1})
             assert "outside" in await err(
                 s, "read_snippet", {"path": str(tmp_path / "secret.txt"), "start_line": 1, "end_line": 1}
             )
-            assert "unknown repository" in await err(s, "search", {"query": "x", "repo": "/no/such/place"})
+            assert "unknown repository" in await err(s, "search", {"query": "x", "repo": "no/such/place"})
+            assert "refused" in await err(s, "search", {"query": "x", "repo": "/no/such/place"})
             assert "not in the index" in await err(s, "find_related", {"file_path": "nope.py", "line": 1})
             assert "line 900" in await err(s, "find_related", {"file_path": "shop/app.py", "line": 900})
             assert "ssh" in await err(s, "search", {"query": "x", "repo": "git@github.com:o/r.git"})
@@ -323,15 +326,11 @@ def test_progress_notifications_while_indexing(tmp_path: Path) -> None:
 
 
 def test_several_repositories_as_one_corpus(tmp_path: Path) -> None:
-    a = make_repo(
-        tmp_path / "alpha", {"billing.py": "def charge_credit_card(card, amount):\n    return amount\n"}
-    )
-    b = make_repo(
-        tmp_path / "beta", {"billing.py": "def refund_credit_card(card, amount):\n    return -amount\n"}
-    )
+    a = make_repo(tmp_path / "alpha", {"billing.py": "def charge_credit_card(card, amount):\n    return amount\n"})
+    b = make_repo(tmp_path / "beta", {"billing.py": "def refund_credit_card(card, amount):\n    return -amount\n"})
 
     async def scenario() -> None:
-        async with session(a) as s:
+        async with session(a, allow=[b]) as s:
             found = await ok(s, "search", {"query": "credit card", "repo": [str(a), str(b)]})
             assert "alpha/billing.py" in found and "beta/billing.py" in found
             assert f"repo={json.dumps([str(a), str(b)])}" in found or "read_snippet" not in found
@@ -442,5 +441,74 @@ def test_undecodable_file_names_survive_the_wire(repo: Path) -> None:
             assert "exchange_rate_lookup" in snippet
             related = await ok(s, "find_related", {"file_path": "shop/caf\\xe9_rates.py", "line": 1})
             assert "FILE " in related
+
+    run(scenario)
+
+
+def test_json_format_tri_state_snippet_lines(repo: Path) -> None:
+    """csp's contract: absent -> 10 lines, null -> whole chunk, 0 -> location only, N -> first N lines."""
+    long_body = "\n".join(f"    step_{i} = compute_invoice_total(items, {i})" for i in range(30))
+    (repo / "shop" / "long.py").write_text(f"def invoice_report(items):\n{long_body}\n    return step_0\n")
+
+    async def scenario() -> None:
+        async with session(repo) as s:
+            query = {"query": "invoice report", "format": "json", "top_k": 3}
+            default = json.loads(await ok(s, "search", query))
+            assert isinstance(default, list) and default
+            for item in default:
+                assert set(item) <= {"file_path", "start_line", "end_line", "score", "content"}
+                assert isinstance(item["score"], float) and item["start_line"] <= item["end_line"]
+            report = next(i for i in default if i["file_path"] == "shop/long.py")
+            assert len(report["content"].split("\n")) == 10
+
+            full = json.loads(await ok(s, "search", {**query, "max_snippet_lines": None}))
+            whole = next(i for i in full if i["file_path"] == "shop/long.py")
+            assert len(whole["content"].split("\n")) == whole["end_line"] - whole["start_line"] + 1 > 10
+
+            bare = json.loads(await ok(s, "search", {**query, "max_snippet_lines": 0}))
+            assert bare and all("content" not in i for i in bare)
+
+            three = json.loads(await ok(s, "search", {**query, "max_snippet_lines": 3}))
+            assert all(len(i["content"].split("\n")) <= 3 for i in three if "content" in i)
+
+            related = json.loads(await ok(s, "find_related", {"file_path": "shop/app.py", "line": 5, "format": "json"}))
+            assert isinstance(related, list) and all("file_path" in i for i in related)
+            assert "FILE " in await ok(s, "search", {"query": "invoice report"})  # packets stay the default
+            assert "max_snippet_lines" in await err(s, "search", {"query": "x", "max_snippet_lines": 3})
+            assert "format" in await err(s, "search", {"query": "x", "format": "xml"})
+            assert "at least 0" in await err(s, "search", {"query": "x", "format": "json", "max_snippet_lines": -1})
+
+    run(scenario)
+
+
+def test_outline_tool_file_and_map(repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "outside.py").write_text("def hidden():\n    pass\n")
+
+    async def scenario() -> None:
+        async with session(repo) as s:
+            text = await ok(s, "outline", {"path": "shop/app.py"})
+            assert text.startswith("OUTLINE shop/app.py")
+            assert "function: def compute_invoice_total(items, tax_rate):" in text
+            assert "apply_discount" in text
+            whole = await ok(s, "outline", {"path": ".", "max_chars": 400})
+            assert whole.startswith("MAP .") and len(whole) <= 400
+            assert re.search(r"^  \d+-\d+ function: def \w+\(", whole, re.M), whole
+            focused = await ok(s, "outline", {"path": ".", "focus": "password hashing", "max_chars": 300})
+            assert "_password(" in focused and "invoice" not in focused, focused
+            assert "outside" in await err(s, "outline", {"path": "../outside.py"})
+            assert "outside" in await err(s, "outline", {"path": str(tmp_path / "outside.py")})
+            assert "nothing indexed" in await err(s, "outline", {"path": "nope"})
+
+    run(scenario)
+
+
+def test_search_says_when_nothing_matches(repo: Path) -> None:
+    async def scenario() -> None:
+        async with session(repo) as s:
+            text = await ok(s, "search", {"query": "zzqqxxnotfound"})
+            assert text.startswith("no confident match for 'zzqqxxnotfound'")
+            assert sum(line.startswith("FILE ") for line in text.splitlines()) <= 3
+            found = await ok(s, "search", {"query": "invoice total with tax"})
+            assert not found.startswith("no confident match") and "compute_invoice_total" in found
 
     run(scenario)

@@ -75,6 +75,8 @@ def parse(packet: str) -> Shown:
                     shown.trailer_complete = False
                 elif e := ENTRY.match(part):
                     shown.trailer.append((e.group(1), int(e.group(2)), int(e.group(3))))
+        elif re.fullmatch(r"\d+ (?:more )?hits", line):  # no room to name them: the count alone
+            shown.trailer_complete = False
         else:
             assert line.startswith("```") or not line, f"unexpected packet line: {line!r}"
     return shown
@@ -83,7 +85,7 @@ def parse(packet: str) -> Shown:
 def run_cli_call(root: Path, call: str) -> tuple[str, int, int, tuple[str, ...]]:
     argv = shlex.split(call)
     assert argv[:2] == ["codepith", "read"] and len(argv) == 5, call
-    res = read_lines(root, argv[2], int(argv[3]), int(argv[4]), max_lines=10_000)
+    res = read_lines(root, argv[2], int(argv[3]), int(argv[4]), max_lines=10_000, max_chars=10**9)
     return argv[2], int(argv[3]), int(argv[4]), res.lines
 
 

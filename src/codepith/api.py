@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import tempfile
 import weakref
 from collections.abc import Callable, Sequence
@@ -19,15 +20,51 @@ from codepith.files.watch import TreeWatcher, watch_tree
 from codepith.index import build
 from codepith.index.corpus import Corpus, CorpusPart
 from codepith.index.repo import RepoData
+from codepith.limits import MAX_TOP_K
 from codepith.model.loader import StaticModel, load_model
 from codepith.search import engine
 from codepith.search.query import bound_query
+from codepith.search.ranking import is_test_path
 from codepith.search.result import SearchResult
 from codepith.store.layout import CacheError
 from codepith.store.manifest import Store
 from codepith.store.view import View
+from codepith.structure.definitions import Definition
+from codepith.structure.outline import FileOutline, RepoMap, map_entries
+from codepith.structure.parsed import parsed_file
+from codepith.structure.repomap import rank_definitions
 
 log = logging.getLogger("codepith")
+
+_EXAMPLES = re.compile(r"(^|/)(_?examples?|samples?|demos?|docs?_src|docs?|benchmarks?)/")
+
+
+def _secondary(path: str) -> bool:
+    """Tests and examples: their definitions rank low in a repository map."""
+    return is_test_path(path) or _EXAMPLES.search(path) is not None
+
+
+_WORD = re.compile(r"[A-Za-z]+")
+DENSE_FLOOR = 0.25  # calibrated by benchmarks/honest_empty.py: see benchmarks/README.md
+COMMON_SHARE = 0.5  # a query term found in more than this share of chunks says nothing about where to look
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """Whether a search found anything it can stand behind.
+
+    Not confident only when no informative query term occurs in the corpus (a term in most chunks,
+    like ``self``, informs nothing; a name the corpus defines always informs) and no chunk is close
+    in meaning to the query's real words (best cosine under DENSE_FLOOR).
+    """
+
+    matched_terms: tuple[str, ...]  # informative query terms that occur in some chunk, or names defined
+    similarity: float  # the best cosine between the query's known words and any chunk
+    judged: bool = True  # False when the query has no term to look up (``g``): too short to doubt
+
+    @property
+    def confident(self) -> bool:
+        return not self.judged or bool(self.matched_terms) or self.similarity >= DENSE_FLOOR
 
 
 @dataclass(frozen=True)
@@ -43,6 +80,11 @@ class IndexStatus:
     refreshed_at: float
     fallbacks: SkipReport = field(default_factory=SkipReport)  # indexed as line windows after an error
     notes: tuple[str, ...] = ()  # why (nearly) nothing was indexed: the ignore file, line and rule
+
+
+def _check_top_k(top_k: int) -> None:
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        raise CodepithError(f"top_k must be a whole number from 1 to {MAX_TOP_K}, got {top_k!r}")
 
 
 def check_root(path: str | os.PathLike[str]) -> Path:
@@ -255,6 +297,7 @@ class Index:
             raise CodepithError("empty query")
         if mode not in engine.MODES:
             raise CodepithError(f"unknown mode {mode!r}; choose one of {', '.join(engine.MODES)}")
+        _check_top_k(top_k)
         if refresh:
             self.refresh()
         try:
@@ -263,8 +306,27 @@ class Index:
             self._repair(exc)
             return engine.search(self.corpus, self.model, query, top_k, mode=mode)
 
+    def confidence(self, query: str) -> Confidence:
+        """How much to trust a search for ``query`` (see ``Confidence``); cheap next to the search."""
+        from codepith.search.query import parse_query
+
+        corpus = self.corpus
+        parsed = parse_query(query)
+        total = max(len(corpus), 1)
+        matched = [t for t in dict.fromkeys(parsed.terms) if 0 < corpus.bm25.doc_freq(t) <= COMMON_SHARE * total]
+        matched += [n for n in parsed.names if corpus.definitions.get(n.lower())]  # a defined name, however common
+        # Meaning is judged on the words the model knows whole: a made-up word is pieced together from
+        # sub-words, and their mean lands near everything (cosines of 0.6 for random letters).
+        known = [w for w in _WORD.findall(query) if len(w) >= 3 and self.model.knows(w)]
+        best = 0.0
+        if known and len(corpus):
+            dense = engine.dense_scores(corpus, self.model, parse_query(" ".join(known)))
+            best = float(dense.max()) if dense.size else 0.0
+        return Confidence(tuple(dict.fromkeys(matched)), best, judged=bool(parsed.terms))
+
     def find_related(self, file_path: str, line: int, top_k: int = 5, *, refresh: bool = True) -> list[SearchResult]:
         """Chunks most like the one at ``file_path:line`` (itself excluded)."""
+        _check_top_k(top_k)
         if refresh:
             self.refresh()
         try:
@@ -365,6 +427,88 @@ class Index:
                     seen.add(f)
                     total += corpus.file_chars[f]
         return total
+
+    def enclosing(self, file_path: str, language: str, line: int) -> tuple[Definition, ...]:
+        """The definitions around ``file_path:line`` (a result path), outermost first; () when unknown.
+
+        Parsed from the file on disk, lazily and cached, for the few hits a reply shows.
+        """
+        root, rel = self.locate(file_path)
+        parsed = parsed_file(root / rel, language)
+        return parsed.enclosing(line) if parsed is not None else ()
+
+    def outline(self, path: str, *, focus: str | None = None, limit: int = 200) -> FileOutline | RepoMap:
+        """A file's definitions, or for a folder ("." = everything) its most referenced definitions.
+
+        ``path`` is a result path or a path inside a root; nothing outside the roots is read, and a
+        file must be one the index holds (so ignored and secret files stay unread). ``focus``
+        personalises the map: indexed file paths in it toward those files, its other words (a query)
+        toward the files a search for them finds and the names that contain them.
+        """
+        corpus = self.corpus
+        rel = self._corpus_path(path)
+        idxs = corpus.chunk_indices(rel) if rel else []
+        if idxs:
+            language = corpus.chunks[idxs[0]].language
+            return FileOutline(rel, language, self.definitions(rel, language))
+        scope = rel.rstrip("/")
+        inside = [c for c in corpus.chunks if not scope or c.file_path.startswith(scope + "/")]
+        if not inside:
+            raise PathError(f"nothing indexed under {path}")
+        focus_files: dict[str, float] = {}
+        terms: list[str] = []
+        words = [w for w in (focus or "").split() if not corpus.chunk_indices(w)]
+        for named in (focus or "").split():  # indexed files named in the focus lean the map toward them
+            if corpus.chunk_indices(named):
+                focus_files[named] = focus_files.get(named, 0.0) + 1.0
+        if words:
+            from codepith.index.tokens import query_terms
+
+            text = " ".join(words)
+            for rank, hit in enumerate(self.search(text, top_k=20, refresh=False)):
+                focus_files[hit.chunk.file_path] = focus_files.get(hit.chunk.file_path, 0.0) + 1.0 / (rank + 1)
+            terms = [t for t in query_terms(text) if len(t) >= 3]
+        ranked = [
+            r
+            for r in rank_definitions(corpus.chunks, focus_files=focus_files, focus_terms=terms, demote=_secondary)
+            if not scope or r.path.startswith(scope + "/")
+        ]
+        languages = {c.file_path: c.language for c in inside}
+        entries = map_entries(ranked, lambda p: self.definitions(p, languages.get(p, "")), limit)
+        return RepoMap(path, tuple(entries), len({r.path for r in ranked}), len(ranked))
+
+    def definitions(self, file_path: str, language: str) -> tuple[Definition, ...]:
+        """Every definition of an indexed file (a result path), parsed from disk; () when unknown."""
+        root, rel = self.locate(file_path)
+        parsed = parsed_file(root / rel, language)
+        return parsed.definitions() if parsed is not None else ()
+
+    def _corpus_path(self, path: str) -> str:
+        """``path`` as the corpus names it ("" for the whole corpus); refused when outside every root."""
+        from codepith.output.read import resolve_inside
+
+        raw = path.replace(os.sep, "/").strip()
+        if raw in ("", ".", "./"):
+            return ""
+        prefixes = _prefixes(self.roots)
+        candidates: list[tuple[Path, str]] = []
+        for root, prefix in zip(self.roots, prefixes, strict=True):
+            if Path(raw).is_absolute():
+                candidates.append((root, raw))
+            elif not prefix:
+                candidates.append((root, raw))
+            elif raw.rstrip("/") + "/" == prefix or raw.startswith(prefix):
+                candidates.append((root, raw[len(prefix) :] or "."))
+        error: PathError | None = None
+        for root, inner in candidates:
+            try:
+                _, rel = resolve_inside(root, inner)
+            except PathError as exc:
+                error = exc
+                continue
+            prefix = prefixes[self.roots.index(root)]
+            return prefix + rel if rel != "." else prefix.rstrip("/")
+        raise error or PathError(f"not inside the indexed folders: {path}")
 
     def locate(self, file_path: str) -> tuple[Path, str]:
         """(root, path relative to it) for a result path, undoing a multi-repository prefix."""

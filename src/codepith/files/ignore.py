@@ -26,6 +26,9 @@ from pathlib import Path
 
 import pathspec
 
+from .secrets import REASON as SECRET
+from .secrets import secret_name
+
 GITIGNORE = ".gitignore"
 CODEPITHIGNORE = ".codepithignore"
 
@@ -64,17 +67,6 @@ _LOCK_SUFFIXES = (".lock", ".lockb", ".lockfile")
 _MINIFIED_SUFFIXES = (".min.js", ".min.mjs", ".min.cjs", ".min.css", "-min.js", ".bundle.js")
 _SOURCE_MAP_SUFFIXES = (".map",)
 
-# Files that commonly hold credentials; an index (and the agent reading it) has no business with them.
-_SECRET_NAMES = frozenset(
-    {
-        ".env", ".envrc", ".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".htpasswd", ".git-credentials",
-        "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
-        "credentials.json", "service-account.json", "secrets.json", ".dockercfg",
-    }
-)  # fmt: skip
-_SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".ppk", ".gpg", ".asc")
-_ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults"})
-
 REASON_ALWAYS_SKIPPED = "always-skipped folder"
 REASON_IGNORED = "ignored"
 
@@ -95,10 +87,8 @@ def file_skip_reason(name: str) -> str | None:
         return "minified"
     if lower.endswith(_SOURCE_MAP_SUFFIXES):
         return "source-map"
-    if name in _SECRET_NAMES or lower.endswith(_SECRET_SUFFIXES):
-        return "secret"
-    if name.startswith(".env.") and name not in _ENV_TEMPLATES:
-        return "secret"
+    if secret_name(name):
+        return SECRET
     return None
 
 

@@ -24,6 +24,8 @@ from ..errors import CodepithError, PathError
 from . import ignore
 from .build_output import BUILD_NAMES, build_output_reason, marker_tool
 from .ignore import IgnoreFile
+from .secrets import REASON as SECRET
+from .secrets import secret_name
 from .source import IgnoreHit, SkipReport, SourceFile, WalkResult
 from .types import check_content, classify, shebang_language
 
@@ -340,6 +342,8 @@ class _Walker:
         found = classify(rel)
         verdict = ignore.decide(folder.cpi, rel, False)
         if verdict is False:
+            if secret_name(name):  # no '!' line brings a secret back
+                return False, SECRET, found
             if found is None and "." not in name:
                 found = _sniff_script(os.path.join(folder.path, name))
             return True, None, found or FORCED_FALLBACK

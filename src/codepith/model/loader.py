@@ -100,6 +100,12 @@ class StaticModel:
     def dims(self) -> int:
         return self.info.dims
 
+    def knows(self, word: str) -> bool:
+        """True when ``word`` is one whole token of the vocabulary (not pieced together from
+        sub-words): the words whose meaning the model has really learnt."""
+        ids = self._id_lists([word])[0]
+        return len(ids) == 1 and ids[0] != self._unk_id
+
     def encode(self, texts: Sequence[str], batch_size: int = 1024) -> np.ndarray:
         """Embed texts as float32 rows of shape (len(texts), dims); an empty text gives a zero row."""
         if isinstance(texts, str):

@@ -14,14 +14,19 @@ call that shows them on the current surface. The reply never exceeds ``max_chars
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from codepith.chunks.chunk import Chunk
-from codepith.index.tokens import query_terms, tokenize
+from codepith.index.tokens import tokenize
+from codepith.output.evidence import ANCHOR, gather, line_rarity
+from codepith.output.names import show_name
 from codepith.search.result import SearchResult
+from codepith.structure.definitions import Definition
 
 ReadCall = Callable[[str, int, int], str]
+# (result path, language, line) -> the definitions around that line, outermost first
+Enclosing = Callable[[str, str, int], Sequence[Definition]]
 
 CONTEXT_LINES = 2  # lines shown around each matching line in a hit's full view
 COMPACT_CONTEXT = 0  # lines shown around the best matching line in a hit's compact (pass 1) view
@@ -32,6 +37,10 @@ MAX_LINE_CHARS = 300  # longer lines (minified code, data) are shortened in a pa
 TOP_HIT_SHARE = 15  # percent of the budget the best hit may take before the other hits get a line
 BREADTH_SHARE = 80  # percent of the budget pass 1 may fill, so the best hits can still grow in pass 2
 TRAILER_RESERVE_ENTRIES = 2  # room kept for the trailer while hits are placed
+PROSE_WEIGHT = 0.3  # for an issue-sized query, evidence on a comment or docstring line counts this much
+WEAK_HITS = 3  # hits listed under a "no confident match" reply
+CRUMB_SIGNATURE_CHARS = 70  # a breadcrumb's signature is cut here
+CRUMB_DEPTH = 3  # breadcrumbs name at most this many enclosing definitions (outermost and innermost kept)
 
 _BACKTICKS = re.compile(r"`{3,}")
 
@@ -131,14 +140,40 @@ def _head(group: _Group) -> list[int]:
     return known
 
 
-def _views(group: _Group, terms: frozenset[str]) -> list[frozenset[int]]:
+_DOC_QUOTES = re.compile(r'"""|\'\'\'')
+
+
+def _prose_lines(group: _Group) -> set[int]:
+    """Comment lines and lines inside triple-quoted strings: prose that an issue's prose matches."""
+    prose: set[int] = set()
+    inside = False
+    for n in sorted(group.lines):
+        text = group.lines[n]
+        quotes = len(_DOC_QUOTES.findall(text))
+        if inside or quotes or _COMMENT.match(text):
+            prose.add(n)
+        if quotes % 2:
+            inside = not inside
+    return prose
+
+
+def _views(
+    group: _Group, weights: Mapping[str, float], anchors: Iterable[int] = (), *, prose_weight: float = 1.0
+) -> list[frozenset[int]]:
     """Growing sets of shown lines for one hit: ``[compact, ..., full]``; ``[]`` for a path-only pointer.
 
-    A hit with query tokens: its best line (most distinct query tokens, earliest on ties), then the
+    A hit with query tokens: its best line (most evidence: the query tokens it holds, weighted by
+    ``output.evidence``, plus a traceback's anchor; earliest on ties), then the
     matching lines with CONTEXT_LINES of context around each, one more at a time, best first, up to
     the full view (all of them). A hit matched by meaning only: its head, signature first, growing to HEAD_LINES lines.
     """
-    density = {n: len(terms.intersection(tokenize(text))) for n, text in group.lines.items()}
+    density = {n: sum(weights.get(t, 0.0) for t in set(tokenize(text))) for n, text in group.lines.items()}
+    if prose_weight != 1.0:  # an issue's words match docstrings and comments; the fix is in the code
+        for n in _prose_lines(group):
+            density[n] *= prose_weight
+    for n in anchors:  # the line a traceback frame names
+        if n in density:
+            density[n] += ANCHOR
     matched = sorted((n for n, d in density.items() if d), key=lambda n: (-density[n], n))
     views: list[frozenset[int]] = []
 
@@ -170,7 +205,7 @@ def _score(score: float) -> str:
 
 
 def _header(group: _Group) -> str:
-    return f"FILE {group.path}  LINES {group.start}-{group.end}  SCORE {_score(group.score)}"
+    return f"FILE {show_name(group.path)}  LINES {group.start}-{group.end}  SCORE {_score(group.score)}"
 
 
 def _code(number: int, text: str) -> _Row:
@@ -228,8 +263,11 @@ class _Plan:
     group: _Group
     views: list[frozenset[int]]
     read_call: ReadCall
+    enclosing: Enclosing | None = None
+    weak: bool = False  # listed under "no confident match"
     level: int = -1  # index into views; -1 = not shown (a path-only pointer has the one level 0)
-    _sizes: dict[int, tuple[int, int]] = field(default_factory=dict)
+    crumb_mode: int = 0  # 0: no breadcrumb, 1: kinds and names, 2: the innermost by its signature
+    _sizes: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
 
     @property
     def pointer(self) -> bool:
@@ -245,26 +283,69 @@ class _Plan:
         return max(len(self.views) - 1, 0)
 
     def block(self, level: int, with_call: bool) -> list[str]:
+        header = _header(self.group) + ("  (weak)" if self.weak else "")
         if self.pointer:
-            return [f"{_header(self.group)}  (path match only)"]
+            return [f"{header}  (path match only)"]
         rows = _rows(self.views[level], self.group)
         at = _call_row(rows) if with_call else None
         if at is not None:
             marker = rows[at]
             rows[at] = _gap(marker.start, marker.end, self.read_call(self.group.path, marker.start, marker.end))
         fence = _fence(rows)
-        return [_header(self.group), fence + self.group.language, *(row.text for row in rows), fence]
+        crumb = self.crumb(level) if self.crumb_mode else None
+        return [
+            header,
+            *([crumb] if crumb else []),
+            fence + self.group.language,
+            *(row.text for row in rows),
+            fence,
+        ]
+
+    def crumb(self, level: int) -> str | None:
+        """Where the first shown line sits (enclosing definitions whose signature is not shown)."""
+        if self.enclosing is None:
+            return None
+        shown = self.views[level]
+        try:
+            definitions = self.enclosing(self.group.path, self.group.language, min(shown))
+        except Exception:  # noqa: BLE001 - structure is a bonus; a packet never fails for it
+            return None
+        return breadcrumb(definitions, shown, signature=self.crumb_mode > 1)
 
     def size(self, level: int) -> tuple[int, int]:
         """Characters of the block at ``level``, and the extra characters when it carries the read call."""
-        if level not in self._sizes:
+        key = (level, self.crumb_mode)
+        if key not in self._sizes:
             plain = _cost(self.block(level, False))
-            self._sizes[level] = (plain, _cost(self.block(level, True)) - plain)
-        return self._sizes[level]
+            self._sizes[key] = (plain, _cost(self.block(level, True)) - plain)
+        return self._sizes[key]
+
+
+def _crumb(definition: Definition, signature: bool) -> str:
+    sig = definition.signature if signature and definition.signature else f"{definition.kind} {definition.name}"
+    if len(sig) > CRUMB_SIGNATURE_CHARS:
+        sig = sig[: CRUMB_SIGNATURE_CHARS - 3].rstrip() + "..."
+    return f"{sig} ({definition.line})"
+
+
+def breadcrumb(definitions: Sequence[Definition], shown: Iterable[int], *, signature: bool = True) -> str | None:
+    """``in: class A (3) > def f(self, x): (9)``: the definitions a hit sits in whose signature line
+    is not already shown, outermost first, each with its line; None when there are none.
+
+    The innermost is named by its signature when ``signature``, else by kind and name like the ones
+    around it (the cheaper form, for when the room left is small).
+    """
+    visible = set(shown)
+    names = [d for d in definitions if d.line not in visible]
+    if not names:
+        return None
+    if len(names) > CRUMB_DEPTH:
+        names = [names[0], *names[-(CRUMB_DEPTH - 1) :]]
+    return "in: " + " > ".join(_crumb(d, signature and i == len(names) - 1) for i, d in enumerate(names))
 
 
 def _entry(group: _Group) -> str:
-    return f"{group.path} {group.start}-{group.end}"
+    return f"{show_name(group.path)} {group.start}-{group.end}"
 
 
 def _trailer(left: Sequence[_Group], room: int, read_call: ReadCall, *, more: bool, call: bool) -> str | None:
@@ -317,6 +398,14 @@ class _Budget:
         plan.level = before
         return False
 
+    def add_crumb(self, plan: _Plan) -> None:
+        """The hit's breadcrumb by signature if it fits, else by kinds and names, else none."""
+        for mode in (2, 1):
+            plan.crumb_mode = mode
+            if self.total() <= self.limit:
+                return
+        plan.crumb_mode = 0
+
     def grow(self, plan: _Plan, limit: int) -> None:
         """Show ``plan`` at its fullest level that keeps the packet within ``limit``, one step at a time.
 
@@ -344,6 +433,19 @@ def _trailer_reserve(groups: Sequence[_Group], read_call: ReadCall) -> int:
     return len(line) + len(f", +{len(groups)}") + 1
 
 
+def _memo(enclosing: Enclosing) -> Enclosing:
+    """One lookup per (path, line) while a packet is planned: every view of a hit asks again."""
+    seen: dict[tuple[str, str, int], Sequence[Definition]] = {}
+
+    def lookup(path: str, language: str, line: int) -> Sequence[Definition]:
+        key = (path, language, line)
+        if key not in seen:
+            seen[key] = enclosing(path, language, line)
+        return seen[key]
+
+    return lookup
+
+
 def render_packet(
     query: str,
     results: Sequence[SearchResult],
@@ -351,12 +453,20 @@ def render_packet(
     max_chars: int = 6000,
     read_call: ReadCall,
     notes: Sequence[str] = (),
+    enclosing: Enclosing | None = None,
+    confident: bool = True,
+    weak: bool = False,
 ) -> str:
     """Render ``results`` for an agent in at most ``max_chars`` characters, best hit first.
 
     ``read_call(path, start, end)`` returns the call text that shows those lines on the current
     surface, so the markers and the trailer tell the agent exactly how to get what was left out.
     ``notes`` (a cut query, why the index is empty) come first, as ``note:`` lines.
+    ``enclosing(path, language, line)``, when given, names the definitions a hit sits in: a
+    breadcrumb line under its header, added best hit first once the code is placed, in the room
+    left (by signature, else by kind and name), so it never costs a hit or a line of code. ``confident=False`` (nothing
+    in the corpus really matches, see ``api.Confidence``) says so first and lists at most WEAK_HITS
+    hits, each marked ``(weak)``.
     """
     if max_chars <= 0:
         return ""
@@ -367,15 +477,40 @@ def render_packet(
     if head:
         if len(head) >= max_chars // 2:
             head = head[: max_chars // 2 - 4] + "...\n"
-        return head + _render(query, results, max_chars - len(head), read_call)
-    return _render(query, results, max_chars, read_call)
+        return head + _render(query, results, max_chars - len(head), read_call, enclosing, confident, weak)
+    return _render(query, results, max_chars, read_call, enclosing, confident, weak)
 
 
-def _render(query: str, results: Sequence[SearchResult], max_chars: int, read_call: ReadCall) -> str:
+def _render(
+    query: str,
+    results: Sequence[SearchResult],
+    max_chars: int,
+    read_call: ReadCall,
+    enclosing: Enclosing | None,
+    confident: bool,
+    weak: bool,
+) -> str:
     if max_chars <= 0:
         return ""
-    terms = frozenset(query_terms(query))
-    plans = [_Plan(g, _views(g, terms), read_call) for g in group_hits(results)]
+    if not confident:
+        note = no_match_line(query)
+        rest = _render(query, results[:WEAK_HITS], max_chars - len(note) - 1, read_call, enclosing, True, True)
+        return f"{note}\n{rest}"[:max_chars] if rest else note[:max_chars]
+    evidence = gather(query)
+    groups = group_hits(results)
+    weights = line_rarity(evidence, (text for g in groups for text in g.lines.values()))
+    if enclosing is not None:
+        enclosing = _memo(enclosing)
+    plans = [
+        _Plan(
+            g,
+            _views(g, weights, evidence.anchored_lines(g.path), prose_weight=PROSE_WEIGHT if evidence.long else 1.0),
+            read_call,
+            enclosing,
+            weak,
+        )
+        for g in groups
+    ]
     budget = _Budget(plans, max_chars, _trailer_reserve([p.group for p in plans], read_call))
 
     if plans:  # pass 0: the best hit, the likeliest answer, gets a readable share of the budget
@@ -392,6 +527,13 @@ def _render(query: str, results: Sequence[SearchResult], max_chars: int, read_ca
     for plan in order:  # pass 3: whatever is still left goes to compact views of the hits left out
         if not plan.shown:
             budget.try_level(plan, 0)
+    if plans and not any(p.shown for p in plans):  # a tight budget: the best hit beats naming the rest
+        budget.trailer_reserve = 0
+        budget.try_level(plans[0], 0)
+    if enclosing is not None:  # last: breadcrumbs, best hit first, in the room the code left
+        for plan in plans:
+            if plan.shown and not plan.pointer:
+                budget.add_crumb(plan)
 
     bearer = budget.bearer()
     out: list[str] = []
@@ -403,6 +545,15 @@ def _render(query: str, results: Sequence[SearchResult], max_chars: int, read_ca
     if trailer:
         out.append(trailer)
     return "\n".join(out)[:max_chars]
+
+
+def no_match_line(query: str) -> str:
+    """The first line of a reply with no confident match: say so, and what to try instead."""
+    shown = query if len(query) <= 60 else query[:57] + "..."
+    return (
+        f"no confident match for {shown!r}: no query word occurs in the code and nothing is close in meaning "
+        "(try other words, or grep); closest weak hits:"
+    )
 
 
 def related_query(seed: Chunk) -> str:

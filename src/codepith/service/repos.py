@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from codepith.errors import CodepithError, PathError
+from codepith.service.confine import Roots
 
 if TYPE_CHECKING:
     from codepith.api import Index
@@ -279,17 +280,20 @@ def resolve_repo(
     cache: Path | None = None,
     status: Status | None = None,
     clone: bool = True,
+    roots: Roots | None = None,
 ) -> tuple[Path, ...]:
     """The folders a ``repo`` argument names: ``base`` when absent; a path (relative to ``base``), a
     list of paths searched as one corpus, or an https git URL (``@ref`` suffix or ``ref``) cloned once.
 
-    With ``clone=False`` a URL must already be cloned (for calls that follow a search of it).
-    This is also the function the CLI calls to accept URLs where it takes a folder.
+    With ``clone=False`` a URL must already be cloned (for calls that follow a search of it). With
+    ``roots`` every local folder must lie inside them (``Roots.check``), checked before it is looked at;
+    clones of URLs are the server's own folders and pass. This is also the function the CLI calls to
+    accept URLs where it takes a folder (the CLI's user is the operator: no roots there).
     """
     if repo is None or (isinstance(repo, str) and not repo.strip()):
         if ref:
             raise CodepithError("ref is only meaningful with a repository URL")
-        return (_local(str(base), base),)
+        return (_local(str(base), base, roots),)
     items = [repo] if isinstance(repo, str) else list(repo)
     if not items:
         raise CodepithError("repo is an empty list; give a folder, a list of folders or an https:// URL")
@@ -298,7 +302,7 @@ def resolve_repo(
         raise CodepithError("ref is only meaningful with a repository URL")
     if ref and len(urls) > 1:
         raise CodepithError("ref is ambiguous with several URLs; put @ref on each URL instead")
-    roots: list[Path] = []
+    found: list[Path] = []
     for item in items:
         if not isinstance(item, str) or not item.strip():
             raise CodepithError("each repo must be a non-empty string (a folder path or an https:// URL)")
@@ -307,16 +311,18 @@ def resolve_repo(
             src = parse_git_url(text, ref)
             if not clone and not is_cloned(src, cache):
                 raise CodepithError(f"{src.url} is not cloned yet; search it first (search(repo=...))")
-            roots.append(ensure_clone(src, cache=cache, status=status))
+            found.append(ensure_clone(src, cache=cache, status=status))
         else:
-            roots.append(_local(text, base))
-    return tuple(dict.fromkeys(roots))
+            found.append(_local(text, base, roots))
+    return tuple(dict.fromkeys(found))
 
 
-def _local(text: str, base: Path) -> Path:
+def _local(text: str, base: Path, roots: Roots | None = None) -> Path:
     p = Path(text).expanduser()
     if not p.is_absolute():
         p = base / p
+    if roots is not None:
+        roots.check(p)  # before anything is looked at: not even existence leaks out
     if not p.exists():
         raise PathError(f"unknown repository: no such folder {text}")
     if not p.is_dir():
@@ -341,14 +347,16 @@ class Repos:
         self,
         base: Path,
         *,
-        default: str | None = None,
+        default: str | Sequence[str] | None = None,
         content: str = "code",
         model: str | None = None,
         capacity: int = DEFAULT_CAPACITY,
         cache: Path | None = None,
+        roots: Roots | None = None,
     ) -> None:
         self.base = base
         self.default = default
+        self.roots = roots
         self.content = content
         self.model_name = model
         self.capacity = max(1, capacity)
@@ -366,10 +374,13 @@ class Repos:
         status: Status | None = None,
         clone: bool = True,
     ) -> tuple[Path, ...]:
-        """Roots for a request's ``repo`` (the server's default repository when absent)."""
+        """Folders for a request's ``repo`` (the server's default repository when absent), confined to
+        ``self.roots`` when the server has them (see confine.py)."""
         if repo is None or (isinstance(repo, str) and not repo.strip()):
             repo = self.default
-        return resolve_repo(repo, base=self.base, ref=ref, cache=self.cache, status=status, clone=clone)
+        return resolve_repo(
+            repo, base=self.base, ref=ref, cache=self.cache, status=status, clone=clone, roots=self.roots
+        )
 
     def model(self) -> StaticModel:
         with self._model_lock:

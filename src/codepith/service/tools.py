@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codepith.errors import CodepithError
+from codepith.search.result import SearchResult
+from codepith.service.confine import Roots
 from codepith.service.repos import Repos
 
 log = logging.getLogger("codepith")
@@ -21,6 +23,15 @@ PROGRESS_EVERY = 0.25  # seconds between progress notifications while indexing
 
 Notify = Callable[[float, float | None, str], None]  # (progress, total, message)
 RepoArg = str | list[str] | None
+JsonLines = int | None  # a JSON reply's lines per hit (None = whole chunk, 0 = location only)
+JSON_OFF = -1  # ... or this: reply with a packet
+
+
+def _json_reply(results: list[SearchResult], lines: JsonLines) -> str:
+    """csp's flat JSON contract: a list of ``{file_path, start_line, end_line, score, content?}``."""
+    from codepith.output.jsonfmt import result_to_dict
+
+    return json.dumps([result_to_dict(r, max_snippet_lines=lines) for r in results], ensure_ascii=False)
 
 
 def _record(call: str, results: int, text: str, source: Callable[[], int]) -> None:
@@ -33,13 +44,31 @@ def _record(call: str, results: int, text: str, source: Callable[[], int]) -> No
         log.debug("savings not recorded: %s", exc)
 
 
+def _repo_suffix(repo: RepoArg, ref: str | None) -> str:
+    """``, repo=..., ref=...`` for a follow-up call that must name the repository the request named."""
+    if repo is None:
+        return ""
+    return f", repo={json.dumps(repo)}" + (f", ref={json.dumps(ref)}" if ref else "")
+
+
+def outline_limit(max_chars: int) -> int:
+    """Definitions a map needs at most for ``max_chars`` (a row takes 30+ characters)."""
+    return max(10, max_chars // 30)
+
+
 class ToolService:
     """search, find_related, read_snippet and index_status over a ``Repos`` LRU."""
 
     def __init__(
-        self, base: Path, default: str | None = None, content: str = "code", model: str | None = None
+        self,
+        base: Path,
+        default: str | list[str] | None = None,
+        content: str = "code",
+        model: str | None = None,
+        roots: Roots | None = None,
     ) -> None:
-        self.repos = Repos(base, default=default, content=content, model=model)
+        """``roots``: the folders requests may reach (see confine.py); None only for trusted callers."""
+        self.repos = Repos(base, default=default, content=content, model=model, roots=roots)
         self.default_content = content
 
     def _progress(self, notify: Notify | None) -> Callable[[int, int], None] | None:
@@ -67,7 +96,7 @@ class ToolService:
 
         if repo is None:
             return mcp_read_call
-        extra = f", repo={json.dumps(repo)}" + (f", ref={json.dumps(ref)}" if ref else "")
+        extra = _repo_suffix(repo, ref)
 
         def call(path: str, start: int, end: int) -> str:
             return mcp_read_call(path, start, end)[:-1] + extra + ")"
@@ -84,6 +113,7 @@ class ToolService:
         repo: RepoArg = None,
         ref: str | None = None,
         notify: Notify | None = None,
+        json_lines: JsonLines = JSON_OFF,
     ) -> str:
         from codepith.output.packets import render_packet
 
@@ -93,13 +123,18 @@ class ToolService:
         with self.repos.index(roots, content or self.default_content, progress=self._progress(notify)) as index:
             index.refresh(progress=self._progress(notify))
             results = index.search(query, top_k=top_k, refresh=False)
-            text = render_packet(
-                query,
-                results,
-                max_chars=max_chars,
-                read_call=self._read_call(repo, ref),
-                notes=index.search_notes(query),
-            )
+            if json_lines != JSON_OFF:
+                text = _json_reply(results, json_lines)
+            else:
+                text = render_packet(
+                    query,
+                    results,
+                    max_chars=max_chars,
+                    read_call=self._read_call(repo, ref),
+                    notes=index.search_notes(query),
+                    enclosing=index.enclosing,
+                    confident=index.confidence(query).confident,
+                )
             _record("search", len(results), text, lambda: index.source_chars(results))
         return text
 
@@ -112,6 +147,7 @@ class ToolService:
         repo: RepoArg = None,
         ref: str | None = None,
         notify: Notify | None = None,
+        json_lines: JsonLines = JSON_OFF,
     ) -> str:
         from codepith.output.packets import related_query, render_packet
 
@@ -122,8 +158,37 @@ class ToolService:
             index.refresh(progress=self._progress(notify))
             results = index.find_related(file_path, line, top_k=top_k, refresh=False)
             label = related_query(index.chunk_at(file_path, line))
-            text = render_packet(label, results, max_chars=6000, read_call=self._read_call(repo, ref))
+            if json_lines != JSON_OFF:
+                text = _json_reply(results, json_lines)
+            else:
+                text = render_packet(
+                    label, results, max_chars=6000, read_call=self._read_call(repo, ref), enclosing=index.enclosing
+                )
             _record("related", len(results), text, lambda: index.source_chars(results))
+        return text
+
+    def outline(
+        self,
+        path: str,
+        *,
+        max_chars: int,
+        focus: str | None = None,
+        repo: RepoArg = None,
+        ref: str | None = None,
+        notify: Notify | None = None,
+    ) -> str:
+        from codepith.output.outline import mcp_outline_call, render_outline
+
+        roots = self.repos.resolve(repo, ref, status=self._status(notify))
+        with self.repos.index(roots, None, progress=self._progress(notify)) as index:
+            index.refresh(progress=self._progress(notify))
+            result = index.outline(path, focus=focus, limit=outline_limit(max_chars))
+            extra = _repo_suffix(repo, ref)
+
+            def call(p: str) -> str:
+                return mcp_outline_call(p)[:-1] + extra + ")"
+
+            text = render_outline(result, max_chars=max_chars, read_call=self._read_call(repo, ref), outline_call=call)
         return text
 
     def read_snippet(
@@ -133,10 +198,12 @@ class ToolService:
         end: int,
         *,
         max_lines: int,
+        max_chars: int,
         repo: RepoArg = None,
         ref: str | None = None,
         notify: Notify | None = None,
     ) -> str:
+        from codepith.output.names import show_name
         from codepith.output.read import format_read, read_lines
 
         roots = self.repos.resolve(repo, ref, clone=False)
@@ -147,11 +214,12 @@ class ToolService:
             with self.repos.index(roots, None, progress=self._progress(notify)) as index:
                 root, rel = index.locate(path)
             prefix = path[: len(path) - len(rel)] if path.endswith(rel) else ""
-        result = read_lines(root, rel, start, end, max_lines=max_lines)
+        result = read_lines(root, rel, start, end, max_lines=max_lines, max_chars=max_chars)
         base_call = self._read_call(repo, ref)
         text = format_read(result, read_call=lambda p, s, e: base_call(prefix + p, s, e))
         if prefix:
-            text = text.replace(f"FILE {result.rel_path}", f"FILE {prefix}{result.rel_path}", 1)
+            shown = show_name(result.rel_path)
+            text = text.replace(f"FILE {shown}", f"FILE {show_name(prefix)}{shown}", 1)
 
         def source() -> int:
             from codepith.output.savings import source_chars

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from codepith._version import __version__
 from codepith.errors import CodepithError
+from codepith.limits import MAX_MAX_CHARS, MAX_TOP_K, MIN_MAX_CHARS
 
 if TYPE_CHECKING:
     from codepith.api import Index
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from codepith.search.result import SearchResult
 
 EXIT_USAGE = 2
+OUTLINE_CHARS = 4000
 
 
 class _Parser(argparse.ArgumentParser):
@@ -95,11 +97,13 @@ def _emit_results(
     results: list[SearchResult],
     call: str,
     notes: Sequence[str] = (),
+    confident: bool = True,
 ) -> None:
     if args.format == "json":
         from codepith.output.jsonfmt import results_to_json
 
         data = results_to_json(query, results, max_snippet_lines=args.max_snippet_lines, notes=notes)
+        data["confident"] = confident
         text = json.dumps(data, indent=1)
     else:
         from codepith.output.packets import render_packet
@@ -110,6 +114,8 @@ def _emit_results(
             max_chars=args.max_chars,
             read_call=_cli_read_call(index, Path.cwd().resolve()),
             notes=notes,
+            enclosing=index.enclosing,
+            confident=confident,
         )
     print(text)
     _record(call, len(results), text, index.source_chars(results))
@@ -120,7 +126,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise CodepithError("empty query")
     index = _open_index(args, args.paths, progress_from=100)  # a bar only when it is a long wait
     results = index.search(args.query, top_k=args.top_k, refresh=False)
-    _emit_results(args, index, args.query, results, "search", index.search_notes(args.query))
+    confident = index.confidence(args.query).confident
+    _emit_results(args, index, args.query, results, "search", index.search_notes(args.query), confident)
     return 0
 
 
@@ -136,14 +143,54 @@ def cmd_related(args: argparse.Namespace) -> int:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
-    from codepith.output.read import format_read, read_lines
+    from codepith.output.read import cli_read_call, format_read, read_lines
     from codepith.output.savings import source_chars
 
     root = Path(args.root)
-    result = read_lines(root, args.path, args.start, args.end)
-    text = format_read(result)
+    result = read_lines(root, args.path, args.start, args.end, max_chars=args.max_chars)
+    text = format_read(result, read_call=_root_kept(cli_read_call, root))
     print(text)
     _record("read", 1, text, source_chars(root, [result.rel_path]))
+    return 0
+
+
+def _root_suffix(root: Path) -> str:
+    """`` --root DIR`` when DIR is not the working folder, so a printed command runs as is."""
+    try:
+        same = root.resolve() == Path.cwd().resolve()
+    except OSError:
+        same = False
+    return "" if same else f" --root {shlex.quote(str(root.resolve()))}"
+
+
+def _root_kept(call: Callable[[str, int, int], str], root: Path) -> Callable[[str, int, int], str]:
+    suffix = _root_suffix(root)
+    return lambda path, start, end: call(path, start, end) + suffix
+
+
+def cmd_outline(args: argparse.Namespace) -> int:
+    from codepith.output.outline import cli_outline_call, render_outline
+    from codepith.service.tools import outline_limit
+
+    path = args.path
+    if args.root is not None:
+        root = Path(args.root)
+    elif Path(path).is_dir():  # a folder: inside the working folder, map it within the working folder's index
+        folder, cwd = Path(path).resolve(), Path.cwd().resolve()
+        inside = folder == cwd or cwd in folder.parents
+        root, path = (cwd, folder.relative_to(cwd).as_posix()) if inside else (folder, ".")
+    else:
+        root = Path(".")
+    index = _open_index(args, [str(root)])
+    result = index.outline(path, focus=args.focus, limit=outline_limit(args.max_chars))
+    suffix = _root_suffix(index.roots[0])
+    text = render_outline(
+        result,
+        max_chars=args.max_chars,
+        read_call=_cli_read_call(index, Path.cwd().resolve()),
+        outline_call=lambda p: cli_outline_call(p) + suffix,
+    )
+    print(text)
     return 0
 
 
@@ -167,11 +214,13 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _print_report(title: str, report: SkipReport) -> None:
+    from codepith.output.names import show_name
+
     if not report.total:
         return
     print(f"  {title}:")
     for why, n in sorted(report.counts.items(), key=lambda kv: -kv[1]):
-        examples = ", ".join(report.examples.get(why, []))
+        examples = ", ".join(show_name(e) for e in report.examples.get(why, []))
         print(f"    {why}: {n}" + (f" (e.g. {examples})" if examples else ""))
 
 
@@ -192,12 +241,14 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if not entries:
         print("no cached indexes")
         return 0
+    print(f"{'size':>9}  {'files':>6}  {'chunks':>7}  {'content':<7}  {'model':<20}  {'updated':<16}  source")
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.updated)) if e.updated else "?"
         flag = "  (orphan: source gone)" if e.orphan else ""
+        model = e.model if len(e.model) <= 20 else "..." + e.model[-17:]
         print(
-            f"{_human_bytes(e.bytes):>9}  {e.files:>6} files {e.chunks:>7} chunks  "
-            f"{e.content:<6} {when}  {e.root}{flag}"
+            f"{_human_bytes(e.bytes):>9}  {e.files:>6}  {e.chunks:>7}  {e.content:<7}  {model:<20}  "
+            f"{when:<16}  {e.root}{flag}"
         )
     print(f"{len(entries)} indexes, {_human_bytes(sum(e.bytes for e in entries))}")
     return 0
@@ -219,24 +270,21 @@ def cmd_clear(args: argparse.Namespace) -> int:
         why = store.remove(e)
         if why is None:
             removed += 1
+            print(f"removed index of {e.root} ({e.content}, {e.model}): {e.folder}")
         else:
             failed.append((str(e.folder), why))
-    stats_removed = False
     if args.what == "all":
         from codepith.output.savings import stats_path
 
         stats = stats_path()
         try:
             stats.unlink()
-            stats_removed = True
+            print(f"removed savings log: {stats}")
         except FileNotFoundError:
-            pass
+            print(f"no savings log to remove ({stats})")
         except OSError as exc:
             failed.append((str(stats), exc.strerror or str(exc)))
-    print(
-        f"removed {removed} cached index{'es' if removed != 1 else ''}"
-        + (" and savings stats" if stats_removed else "")
-    )
+    print(f"removed {removed} cached index{'es' if removed != 1 else ''}")
     for path, why in failed:
         print(f"codepith: could not remove {path}: {why}", file=sys.stderr)
     return 1 if failed else 0
@@ -262,7 +310,7 @@ def cmd_savings(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     from codepith.surfaces.mcp.server import serve
 
-    serve(args.path, content=args.content, model=args.model)
+    serve(args.paths, content=args.content, model=args.model, allow=args.allow)
     return 0
 
 
@@ -302,8 +350,8 @@ def _agents_parsers(sub: argparse._SubParsersAction) -> None:
         a.set_defaults(func=cmd_agents)
 
 
-def _whole(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number of at least ``minimum``."""
+def _whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``minimum`` (and at most ``maximum``)."""
 
     def parse(value: str) -> int:
         try:
@@ -312,6 +360,8 @@ def _whole(minimum: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
         if n < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}: {value}")
+        if maximum is not None and n > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum}: {value}")
         return n
 
     return parse
@@ -319,6 +369,8 @@ def _whole(minimum: int) -> Callable[[str], int]:
 
 _positive = _whole(1)
 _non_negative = _whole(0)
+_top_k = _whole(1, MAX_TOP_K)
+_max_chars = _whole(MIN_MAX_CHARS, MAX_MAX_CHARS)
 
 
 def cmd_test(args: argparse.Namespace) -> int:
@@ -354,17 +406,20 @@ def build_parser() -> argparse.ArgumentParser:
         )
 
     def output_opts(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("-k", "--top-k", type=_positive, default=5, help="number of results (default: 5)")
+        sp.add_argument("-k", "--top-k", type=_top_k, default=5, help=f"number of results, 1-{MAX_TOP_K} (default: 5)")
         sp.add_argument("--format", choices=("text", "json"), default="text")
         sp.add_argument(
             "--max-snippet-lines", type=_non_negative, default=None, help="JSON: 0 = location only, N = first N lines"
         )
         sp.add_argument(
-            "--max-chars", type=_positive, default=6000, help="text: hard budget for the whole reply (default 6000)"
+            "--max-chars",
+            type=_max_chars,
+            default=6000,
+            help=f"text: hard budget for the whole reply, {MIN_MAX_CHARS}-{MAX_MAX_CHARS} (default 6000)",
         )
 
     s = sub.add_parser("search", help="search one or more repositories")
-    s.add_argument("query")
+    s.add_argument("query", help="what to find: words, identifiers, a traceback or an issue text")
     s.add_argument(
         "paths",
         nargs="*",
@@ -376,30 +431,53 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_search)
 
     r = sub.add_parser("related", help="chunks similar to the code at FILE:LINE")
-    r.add_argument("file")
-    r.add_argument("line", type=_positive)
-    r.add_argument("paths", nargs="*", metavar="PATH")
+    r.add_argument("file", help="a file as results show it (or a path inside PATH)")
+    r.add_argument("line", type=_positive, help="a line of FILE; its chunk is the seed")
+    r.add_argument("paths", nargs="*", metavar="PATH", help="folders searched as one corpus (default: .)")
     index_opts(r)
     output_opts(r)
     r.set_defaults(func=cmd_related)
 
     rd = sub.add_parser("read", help="print numbered lines START..END of a file inside the root")
-    rd.add_argument("path")
-    rd.add_argument("start", type=_positive)
-    rd.add_argument("end", type=_positive)
+    rd.add_argument("path", help="file, relative to --root (or absolute, inside it)")
+    rd.add_argument("start", type=_positive, help="first line (1-based)")
+    rd.add_argument("end", type=_positive, help="last line (inclusive; at most 300 lines are shown)")
     rd.add_argument("--root", default=".", help="folder the path must stay inside (default: .)")
+    rd.add_argument(
+        "--max-chars",
+        type=_whole(1000),
+        default=20_000,
+        help="budget for the whole reply; a longer line is cut with a marker (default 20000)",
+    )
     rd.set_defaults(func=cmd_read)
 
     i = sub.add_parser("index", help="build or refresh the index of PATHs and report what was done")
-    i.add_argument("paths", nargs="*", metavar="PATH")
+    i.add_argument("paths", nargs="*", metavar="PATH", help="folders or https:// git URLs (default: .)")
     index_opts(i)
     i.set_defaults(func=cmd_index)
+
+    o = sub.add_parser("outline", help="definitions of a file, or a folder's most referenced definitions")
+    o.add_argument("path", help="a file or folder inside --root; '.' maps the whole repository")
+    o.add_argument("--root", default=None, help="repository folder (default: PATH when it is a folder, else .)")
+    o.add_argument(
+        "--max-chars",
+        type=_max_chars,
+        default=OUTLINE_CHARS,
+        help=f"hard budget for the reply, {MIN_MAX_CHARS}-{MAX_MAX_CHARS} (default {OUTLINE_CHARS})",
+    )
+    o.add_argument("--focus", default=None, help="a query the folder map leans toward")
+    index_opts(o)
+    o.set_defaults(func=cmd_outline)
 
     c = sub.add_parser("cache", help="list cached indexes with size and source")
     c.set_defaults(func=cmd_cache)
 
     cl = sub.add_parser("clear", help="remove cached indexes: index (all indexes), orphans (sources gone), all")
-    cl.add_argument("what", choices=("index", "orphans", "all"))
+    cl.add_argument(
+        "what",
+        choices=("index", "orphans", "all"),
+        help="index: every cached index; orphans: those whose source folder is gone; all: indexes and savings log",
+    )
     cl.set_defaults(func=cmd_clear)
 
     ft = sub.add_parser("file-types", help="print which extensions are indexed, as which language and kind")
@@ -411,7 +489,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_test_command(sub)
 
     m = sub.add_parser("mcp", help="serve codepith over MCP (stdio)")
-    m.add_argument("path", nargs="?", default=None)
+    m.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="folders (or https:// git URLs) served, searched as one corpus when no repo is named (default: .)",
+    )
+    m.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a further folder requests may name with repo= (repeatable); nothing else is reachable",
+    )
     index_opts(m)
     m.set_defaults(func=cmd_mcp)
 

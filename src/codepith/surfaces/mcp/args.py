@@ -55,3 +55,22 @@ def get_content(args: dict[str, Any], default: str) -> str:
     if value not in ("code", "docs", "config", "all"):
         raise CodepithError(f"unknown content {value!r}; choose code, docs, config or all")
     return value
+
+
+DEFAULT_SNIPPET_LINES = 10  # csp's default for JSON results
+
+
+def get_format(args: dict[str, Any]) -> str:
+    value = get_str(args, "format", "packet") or "packet"
+    if value not in ("packet", "json"):
+        raise CodepithError(f"unknown format {value!r}; choose packet or json")
+    return value
+
+
+def get_snippet_lines(args: dict[str, Any]) -> int | None:
+    """csp's tri-state: absent -> 10 lines, null -> the whole chunk, 0 -> location only, N -> N lines."""
+    if "max_snippet_lines" not in args:
+        return DEFAULT_SNIPPET_LINES
+    if args["max_snippet_lines"] is None:
+        return None
+    return get_int(args, "max_snippet_lines", None, 0)

@@ -51,7 +51,7 @@ def run_front(wire: Wire, ready: threading.Event) -> list[bytes]:
     replay: list[bytes] = []
     initialized = False
     while not ready.is_set():
-        line = wire.readline(timeout=0.05)
+        line = wire.read_message(timeout=0.05)
         if line is None:
             continue
         if not line.strip():

@@ -4,30 +4,39 @@ from __future__ import annotations
 
 from typing import Any
 
+from codepith.limits import MAX_MAX_CHARS, MAX_TOP_K, MIN_MAX_CHARS  # noqa: F401 - re-exported
 from codepith.runner.runners import RUNNERS
 
 MAX_READ_LINES = 300
-MAX_TOP_K = 50
-MAX_MAX_CHARS = 100_000
 MAX_TIMEOUT_S = 3600
+DEFAULT_READ_CHARS = 20_000  # output/read.py's DEFAULT_MAX_CHARS (not imported: the front must start fast)
+MIN_READ_CHARS = 1_000
 
 INSTRUCTIONS = (
     "Hybrid (BM25 + embedding) code search over local repositories. Call search first; "
     "follow the read_snippet(...) calls in the results to see more lines."
 )
 
-CONTENT = {"type": "string", "enum": ["code", "docs", "config", "all"], "default": "code"}
+CONTENT = {"enum": ["code", "docs", "config", "all"]}  # default: the server's --content
 REPO = {
-    "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
-    "description": "Folder, folder list (one corpus) or https git URL (optional @ref). Default: server's.",
+    "type": ["string", "array"],
+    "description": "Folder, folder list or https git URL[@ref]; default: server's.",
 }
-REF = {"type": "string", "description": "Branch, tag or commit for a git URL."}
-REPO_SHORT = {"description": "As in search."}  # the type is stated once, in search; args.py checks it
+REF = {"type": "string"}
+REPO_SHORT = {"type": ["string", "array"]}
 REF_SHORT = {"type": "string"}
+FORMAT = {"enum": ["packet", "json"]}
+SNIPPET = {
+    "type": ["integer", "null"],
+    "minimum": 0,
+    "description": "json: 10, null=all, 0=none",
+}
 
 
 def integer(description: str, minimum: int, default: int | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "integer", "minimum": minimum, "description": description}
+    schema: dict[str, Any] = {"type": "integer", "minimum": minimum}
+    if description:
+        schema["description"] = description
     if default is not None:
         schema["default"] = default
     return schema
@@ -41,14 +50,17 @@ def tool(
     open_world: bool,
     read_only: bool = True,
 ) -> dict[str, Any]:
+    """A tool entry, kept terse: every character of tools/list is paid by every agent session.
+
+    Unknown arguments are refused by ``args.check_args`` rather than by ``additionalProperties``.
+    """
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = required
     return {
         "name": name,
         "description": description,
-        "inputSchema": {
-            "type": "object",
-            "properties": props,
-            **({"required": required} if required else {}),
-        },  # no additionalProperties: args.py refuses unknown arguments in one line, for fewer listed bytes
+        "inputSchema": schema,
         "annotations": {"readOnlyHint": read_only, "openWorldHint": open_world}
         if read_only
         else {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": open_world},
@@ -58,39 +70,43 @@ def tool(
 TOOLS: list[dict[str, Any]] = [
     tool(
         "search",
-        "Find code by meaning or identifiers. Returns the best matching lines, numbered, with read_snippet "
-        "calls for the rest. Reflects files saved since the last call.",
+        "Find code by meaning or names: numbered lines, read_snippet calls for more.",
         {
-            "query": {"type": "string", "description": "Natural language or code terms."},
+            "query": {"type": "string"},
             "repo": REPO,
             "ref": REF,
-            "top_k": integer("Results.", 1, 5),
+            "top_k": integer("", 1, 5),
             "content": CONTENT,
-            "max_chars": integer("Reply budget in characters.", 200, 6000),
+            "max_chars": integer("", MIN_MAX_CHARS, 6000),
+            "format": FORMAT,
+            "max_snippet_lines": SNIPPET,
         },
         ["query"],
         True,
     ),
     tool(
         "find_related",
-        "Code similar to the chunk at file_path:line (a result path).",
+        "Code similar to the chunk at file_path:line.",
         {
             "file_path": {"type": "string"},
-            "line": integer("1-based line.", 1),
+            "line": integer("", 1),
             "repo": REPO_SHORT,
             "ref": REF_SHORT,
-            "top_k": integer("Results.", 1, 5),
+            "top_k": integer("", 1, 5),
+            "format": FORMAT,
+            "max_snippet_lines": {"type": ["integer", "null"], "minimum": 0},
         },
         ["file_path", "line"],
         False,
     ),
     tool(
         "read_snippet",
-        f"Numbered lines start_line..end_line of a file in the repo (at most {MAX_READ_LINES}).",
+        f"Numbered lines of a file (at most {MAX_READ_LINES}, within max_chars).",
         {
-            "path": {"type": "string", "description": "Path as shown in results."},
-            "start_line": integer("1-based.", 1),
-            "end_line": integer("Inclusive.", 1),
+            "path": {"type": "string"},
+            "start_line": integer("", 1),
+            "end_line": integer("", 1),
+            "max_chars": {"type": "integer", "minimum": MIN_READ_CHARS, "default": DEFAULT_READ_CHARS},
             "repo": REPO_SHORT,
             "ref": REF_SHORT,
         },
@@ -112,8 +128,21 @@ TOOLS: list[dict[str, Any]] = [
         read_only=False,
     ),
     tool(
+        "outline",
+        "A file's definitions, or a folder's ('.' = repo) most referenced ones.",
+        {
+            "path": {"type": "string"},
+            "max_chars": integer("", MIN_MAX_CHARS, 4000),
+            "focus": {"type": "string"},
+            "repo": REPO_SHORT,
+            "ref": REF_SHORT,
+        },
+        ["path"],
+        False,
+    ),
+    tool(
         "index_status",
-        "Indexed files, chunks, languages, skipped files with reasons, last refresh, model.",
+        "Files, languages, skipped files, model.",
         {"repo": REPO_SHORT, "ref": REF_SHORT, "content": CONTENT},
         [],
         True,

@@ -1,4 +1,4 @@
-"""`codepith mcp [PATH]`: serve MCP over stdio; only protocol goes to stdout, logs to stderr.
+"""`codepith mcp [PATH...] [--allow DIR]...`: serve MCP over stdio; only protocol goes to stdout, logs to stderr.
 
 The index, numpy and the model are imported on the first tool call; the SDK loads in a thread while
 the front answers the handshake (CODEPITH_MCP_FRONT=0 turns the front off).
@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codepith.errors import CodepithError
+from codepith.service.confine import Roots
 from codepith.service.repos import looks_like_url, parse_git_url, resolve_repo
 from codepith.service.tools import ToolService
 from codepith.surfaces.mcp.front import run_front
@@ -23,22 +24,38 @@ from codepith.surfaces.mcp.sdk import build_server, load_sdk, run_sdk
 from codepith.surfaces.mcp.wire import Wire
 
 
-def serve(path: str | None, content: str = "code", model: str | None = None) -> None:
-    """Serve until the client closes stdin."""
+def serve(
+    paths: str | list[str] | None,
+    content: str = "code",
+    model: str | None = None,
+    allow: list[str] | None = None,
+) -> None:
+    """Serve until the client closes stdin.
+
+    Requests may reach only the PATH folders (the current folder when none), the ``allow`` folders and
+    clones of git URLs the server makes (see service/confine.py).
+    """
     logging.basicConfig(
         level=logging.WARNING, format="codepith: %(levelname)s: %(message)s", stream=sys.stderr
     )
     logging.captureWarnings(True)  # warnings reach stderr through logging, never stdout
     cwd = Path(os.getcwd()).resolve()
-    default: str | None = None
-    base = cwd
-    if path:
-        if looks_like_url(path):
-            parse_git_url(path)  # refuse a bad URL now; it is cloned on the first call that needs it
-            default = path
+    items = [paths] if isinstance(paths, str) else list(paths or [])
+    folders: list[Path] = []
+    for item in items:
+        if looks_like_url(item):
+            parse_git_url(item)  # refuse a bad URL now; it is cloned on the first call that needs it
         else:
-            base = resolve_repo(path, base=cwd)[0]  # an unknown folder fails here, before serving
-    service = ToolService(base, default=default, content=content, model=model)
+            folders.append(resolve_repo(item, base=cwd)[0])  # an unknown folder fails here, before serving
+    extra = [resolve_repo(a, base=cwd)[0] for a in allow or []]
+    base = folders[0] if folders else cwd
+    default: str | list[str] | None = None
+    if len(items) == 1 and looks_like_url(items[0]):
+        default = items[0]
+    elif len(items) > 1:
+        default = [i if looks_like_url(i) else str(f) for i, f in _pair(items, folders)]
+    roots = Roots.for_server(folders, extra, cwd, named=bool(items))
+    service = ToolService(base, default=default, content=content, model=model, roots=roots)
     wire = Wire()
     ready = threading.Event()
     failed: list[BaseException] = []
@@ -83,3 +100,9 @@ def _kill_tests_on_signals(kill_all: Callable[[], None]) -> None:
         signal.signal(signal.SIGTERM, on_term)
         previous = signal.getsignal(signal.SIGINT)
         signal.signal(signal.SIGINT, on_int)
+
+
+def _pair(items: list[str], folders: list[Path]) -> list[tuple[str, Path]]:
+    """Each PATH with its resolved folder (URLs get a placeholder: they stay URLs)."""
+    it = iter(folders)
+    return [(i, Path() if looks_like_url(i) else next(it)) for i in items]

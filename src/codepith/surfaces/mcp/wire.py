@@ -8,6 +8,8 @@ import select
 import threading
 import time
 
+from codepith.surfaces.mcp.guard import check_line
+
 
 def wire_text(text: str) -> str:
     """JSON cannot carry the lone surrogates that stand for undecodable bytes in file names; show
@@ -47,7 +49,22 @@ class Wire:
                 view = view[n:]
 
     def read_blocking(self) -> bytes:
-        return self.readline() or b""
+        return self.read_message() or b""
+
+    def read_message(self, timeout: float | None = None) -> bytes | None:
+        """The next well-formed message line (see guard.py); a malformed one is answered here and skipped.
+
+        b"" at end of input; None when ``timeout`` passed without a line.
+        """
+        while True:
+            line = self.readline(timeout)
+            if not line:
+                return line
+            checked = check_line(line)
+            if checked.reply is not None:
+                self.write_line(checked.reply)
+            if checked.line is not None:
+                return checked.line
 
     def readline(self, timeout: float | None = None) -> bytes | None:
         """One line (with its newline); b"" at end of input; None when ``timeout`` passed without one."""

@@ -1,0 +1,1 @@
+"""Structure: definitions, breadcrumbs, file outlines and the repository map."""

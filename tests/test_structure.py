@@ -1,0 +1,247 @@
+"""Definitions and breadcrumbs: a hit deep inside a long function names it (and its class)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from codepith.output.read import mcp_read_call
+from codepith.structure.definitions import definitions, enclosing, parse
+
+FILLER = 90  # body lines: long enough that the chunker splits the function and a hit starts mid-body
+
+
+def _body(indent: str, line: str) -> str:
+    return "\n".join(f"{indent}{line}" for _ in range(FILLER))
+
+
+# language -> (file name, source, class name or None, function name, a line inside the long function)
+SOURCES: dict[str, tuple[str, str, str | None, str]] = {
+    "c": (
+        "follow.c",
+        "int follow_redirect(struct request *req,\n                    int limit)\n{\n  int hops = 0;\n"
+        + _body("  ", "hops = hops + step(req);")
+        + "\n  return hops;\n}\n",
+        None,
+        "follow_redirect",
+    ),
+    "python": (
+        "follow.py",
+        "class Redirector:\n    def follow_redirect(self, limit):\n        hops = 0\n"
+        + _body("        ", "hops = hops + self.step()")
+        + "\n        return hops\n",
+        "Redirector",
+        "follow_redirect",
+    ),
+    "java": (
+        "Redirector.java",
+        "public class Redirector {\n  public int followRedirect(int limit) {\n    int hops = 0;\n"
+        + _body("    ", "hops = hops + step();")
+        + "\n    return hops;\n  }\n}\n",
+        "Redirector",
+        "followRedirect",
+    ),
+    "go": (
+        "follow.go",
+        "package web\n\ntype Redirector struct{}\n\nfunc (r *Redirector) FollowRedirect(limit int) int {\n\thops := 0\n"
+        + _body("\t", "hops = hops + r.step()")
+        + "\n\treturn hops\n}\n",
+        "Redirector",
+        "FollowRedirect",
+    ),
+    "rust": (
+        "follow.rs",
+        "struct Redirector;\nimpl Redirector {\n    fn follow_redirect(&self, limit: u32) -> u32 {\n"
+        "        let mut hops = 0;\n" + _body("        ", "hops = hops + self.step();") + "\n        hops\n    }\n}\n",
+        "Redirector",
+        "follow_redirect",
+    ),
+    "typescript": (
+        "follow.ts",
+        "export class Redirector {\n  followRedirect(limit: number): number {\n    let hops = 0;\n"
+        + _body("    ", "hops = hops + this.step();")
+        + "\n    return hops;\n  }\n}\n",
+        "Redirector",
+        "followRedirect",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(SOURCES))
+def test_enclosing_names_function_and_class(language: str) -> None:
+    _, source, cls, func = SOURCES[language]
+    tree = parse(source, language)
+    assert tree is not None
+    names = [d.name for d in enclosing(tree, language, source.encode(), 30)]
+    assert names[-1] == func
+    if cls is not None and language != "go":  # a Go method names its receiver in the signature instead
+        assert names[0] == cls
+    inner = enclosing(tree, language, source.encode(), 30)[-1]
+    assert func in inner.signature and inner.line < 30 <= inner.end_line
+    if language == "go":
+        assert "*Redirector" in inner.signature
+
+
+def test_outside_any_definition_there_is_no_breadcrumb() -> None:
+    source = "import os\n\nX = 1\n\n\ndef f():\n    return X\n"
+    tree = parse(source, "python")
+    assert tree is not None
+    assert enclosing(tree, "python", source.encode(), 3) == ()
+    assert enclosing(tree, "python", source.encode(), 6) == ()  # the def line itself is not inside
+    assert [d.name for d in enclosing(tree, "python", source.encode(), 7)] == ["f"]
+
+
+def test_file_definitions_nest_and_label_methods() -> None:
+    source = (
+        "import os\n\n\nclass Store:\n    @property\n    def size(self) -> int:\n        return 1\n\n"
+        "    def put(self, key: str,\n            value: bytes) -> None:\n        pass\n\n\ndef main():\n    pass\n"
+    )
+    tree = parse(source, "python")
+    assert tree is not None
+    defs = definitions(tree, "python", source.encode())
+    rows = [(d.kind, d.name, d.depth, d.line, d.start_line, d.end_line) for d in defs]
+    assert rows == [
+        ("class", "Store", 0, 4, 4, 11),
+        ("method", "size", 1, 6, 5, 7),
+        ("method", "put", 1, 9, 9, 11),
+        ("function", "main", 0, 14, 14, 15),
+    ]
+    assert defs[2].signature == "def put(self, key: str, value: bytes) -> None:"
+    assert defs[1].parent == 0 and defs[3].parent == -1
+
+
+@pytest.mark.parametrize("language", sorted(SOURCES))
+def test_packet_hit_inside_long_function_names_it(tmp_path: Path, model, language: str) -> None:  # type: ignore[no-untyped-def]
+    from codepith.api import Index
+    from codepith.output.packets import render_packet
+
+    name, source, cls, func = SOURCES[language]
+    (tmp_path / name).write_text(source)
+    index = Index.from_path(tmp_path, model=model)
+    later = [c for c in index.chunks if c.start_line > 10]  # a chunk that starts mid-function
+    assert later, [c.location for c in index.chunks]
+    from codepith.search.result import SearchResult
+
+    results = [SearchResult(later[0], 1.0, lexical_rank=0)]
+    text = render_packet("hops step", results, max_chars=4000, read_call=mcp_read_call, enclosing=index.enclosing)
+    crumb = next(line for line in text.split("\n") if line.startswith("in: "))
+    assert func in crumb and re.search(r" \(\d+\)$", crumb), crumb
+    if cls is not None and language != "go":
+        assert cls in crumb.split(" > ")[0]
+    assert len(text) <= 4000
+    plain = render_packet("hops step", results, max_chars=4000, read_call=mcp_read_call)
+    assert "in: " not in plain
+    # the crumb is paid for: at a budget that fits only the plain packet, the packet still stays inside it
+    tight = render_packet(
+        "hops step", results, max_chars=len(plain), read_call=mcp_read_call, enclosing=index.enclosing
+    )
+    assert len(tight) <= len(plain)
+
+
+def test_search_packet_names_method_of_long_class(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    _, source, _, _ = SOURCES["python"]
+    lines = source.split("\n")
+    lines[80] = "        hops = record_audit_trail(hops)"
+    (tmp_path / "follow.py").write_text("\n".join(lines))
+    out = subprocess.run(
+        [sys.executable, "-m", "codepith.surfaces.cli", "search", "record_audit_trail", str(tmp_path), "-k", "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "in: class Redirector (1) > def follow_redirect(self, limit): (2)" in out, out
+    assert "81|         hops = record_audit_trail(hops)" in out
+
+
+def test_confidence_floor_separates_nonsense_from_real_questions(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    from codepith.api import Index
+
+    (tmp_path / "cache.py").write_text(
+        "import os\nimport tempfile\n\n\ndef atomic_write(path, data):\n"
+        "    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path))\n"
+        "    with os.fdopen(fd, 'wb') as f:\n        f.write(data)\n    os.replace(tmp, path)\n"
+    )
+    index = Index.from_path(tmp_path, model=model)
+    for nonsense in ("zzqqxxnotfound", "blorptastic wuzzle fnord", "qwxzvbnm"):
+        c = index.confidence(nonsense)
+        assert not c.confident, (nonsense, c)
+    for real in ("write a file atomically", "atomic_write", "replace the temporary file", "durable storage on disk"):
+        c = index.confidence(real)
+        assert c.confident, (real, c)
+    assert index.confidence("g").confident  # nothing to look up: too short to call it nonsense
+
+
+FLASK = Path("/work/corpora/flask")
+
+
+@pytest.mark.skipif(not (FLASK / "src/flask/app.py").is_file(), reason="the dev corpus is not on this machine")
+def test_outline_on_flask_lists_the_app_class_and_maps_the_repository(model) -> None:  # type: ignore[no-untyped-def]
+    from codepith.api import Index
+    from codepith.output.outline import mcp_outline_call, render_outline
+
+    index = Index.from_path(FLASK, model=model)
+    text = render_outline(
+        index.outline("src/flask/app.py"), max_chars=20_000, read_call=mcp_read_call, outline_call=mcp_outline_call
+    )
+    assert re.search(r"^\d+-\d+ class: class Flask\(App\):$", text, re.M), text[:500]
+    for method in ("dispatch_request", "make_response", "wsgi_app", "full_dispatch_request"):
+        assert re.search(rf"^  \d+-\d+ method: def {method}\(", text, re.M), method
+    repo_map = index.outline(".", limit=200)
+    for budget in (300, 500, 1000, 2000, 4000, 8000):
+        text = render_outline(repo_map, max_chars=budget, read_call=mcp_read_call, outline_call=mcp_outline_call)
+        assert len(text) <= budget
+        assert text.startswith("MAP .")
+    text = render_outline(repo_map, max_chars=4000, read_call=mcp_read_call, outline_call=mcp_outline_call)
+    for central in ("class Flask(App)", "class Blueprint(Scaffold)", "class Scaffold:", "def render_template("):
+        assert central in text, central
+    assert "tests/" not in text.split("... (")[0]  # tests rank below the code they test
+
+
+def test_outline_never_exceeds_its_budget(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    from codepith.api import Index
+    from codepith.output.outline import mcp_outline_call, render_outline
+
+    for i in range(12):
+        methods = "".join(
+            f"    def method_{j}_{'x' * (j * 7)}(self, value_{j}):\n        return helper_{i}(value_{j})\n\n"
+            for j in range(9)
+        )
+        (tmp_path / f"mod_{i}.py").write_text(
+            f"def helper_{i}(value):\n    return value\n\n\nclass Thing{i}:\n{methods}"
+        )
+    index = Index.from_path(tmp_path, model=model)
+    for path in (".", "mod_3.py"):
+        outline = index.outline(path, limit=300)
+        for budget in range(1, 3000, 37):
+            text = render_outline(outline, max_chars=budget, read_call=mcp_read_call, outline_call=mcp_outline_call)
+            assert len(text) <= budget, (path, budget)
+            if budget >= 300 and "omitted" not in text and "more definitions" not in text:
+                whole = render_outline(outline, max_chars=10**6, read_call=mcp_read_call, outline_call=mcp_outline_call)
+                assert text == whole, (path, budget)  # nothing left out silently
+
+
+def test_map_focus_leans_toward_a_query_or_a_file(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    from codepith.api import Index
+
+    (tmp_path / "core.py").write_text("def shared_helper(x):\n    return x\n")
+    (tmp_path / "billing.py").write_text(
+        "from core import shared_helper\n\n\ndef compute_invoice_total(items):\n    return shared_helper(items)\n"
+    )
+    (tmp_path / "auth.py").write_text(
+        "from core import shared_helper\n\n\ndef verify_password_hash(pw):\n    return shared_helper(pw)\n"
+    )
+    index = Index.from_path(tmp_path, model=model)
+
+    def first_other(focus: str | None) -> str:
+        names = [e.definition.name for e in index.outline(".", focus=focus).entries]
+        assert names[0] == "shared_helper", names  # referenced by both: the centre of the map
+        return names[1]
+
+    assert first_other("password hashing") == "verify_password_hash"
+    assert first_other("invoice totals") == "compute_invoice_total"
+    assert first_other("auth.py") == "verify_password_hash"
