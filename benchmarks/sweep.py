@@ -27,6 +27,8 @@ def main() -> int:
     ap.add_argument("--annotations", default=str(Path(__file__).resolve().parents[2] / "shared/bench/annotations"))
     ap.add_argument("--corpora", required=True)
     ap.add_argument("--model", default=None)
+    ap.add_argument("--repos", action="store_true", help="also print NDCG@10 per repository")
+    ap.add_argument("--no-target-zero", action="store_true", help="no-target queries score 0 (semble)")
     ap.add_argument("params", nargs="*")
     args = ap.parse_args()
     os.environ["CODEPITH_CACHE_DIR"] = tempfile.mkdtemp(prefix="codepith-sweep-")
@@ -55,17 +57,22 @@ def main() -> int:
         per_cat: dict[str, dict[str, list[float]]] = {}
         for c in corpora:
             for q in c.queries:
-                hits = [Hit(r.chunk.file_path, r.chunk.start_line, r.chunk.end_line)
-                        for r in indexes[c.name].search(q.text, top_k=10, refresh=False)]
+                hits = [
+                    Hit(r.chunk.file_path, r.chunk.start_line, r.chunk.end_line)
+                    for r in indexes[c.name].search(q.text, top_k=10, refresh=False)
+                ]
                 s = score_query(hits, q.existing_targets)
-                if s is None:
+                if s is None and not args.no_target_zero:
                     continue
-                per_repo.setdefault(c.name, []).append(s.ndcg10)
-                per_cat.setdefault(q.category, {}).setdefault(c.name, []).append(s.ndcg10)
+                value = s.ndcg10 if s is not None else 0.0
+                per_repo.setdefault(c.name, []).append(value)
+                per_cat.setdefault(q.category, {}).setdefault(c.name, []).append(value)
         overall = sum(sum(v) / len(v) for v in per_repo.values()) / len(per_repo)
         cats = {k: sum(sum(v) / len(v) for v in reps.values()) / len(reps) for k, reps in sorted(per_cat.items())}
         label = " ".join(f"{n}={v}" for (n, _), v in zip(grid, combo, strict=True)) or "current"
         print(f"{label:40} NDCG@10 {overall:.4f}  " + "  ".join(f"{k} {v:.3f}" for k, v in cats.items()), flush=True)
+        if args.repos:
+            print("    " + " ".join(f"{k} {sum(v) / len(v):.3f}" for k, v in sorted(per_repo.items())), flush=True)
     return 0
 
 

@@ -205,3 +205,30 @@ def test_qualifier_picks_the_method_of_the_named_class(tmp_path: Path, model, mo
     assert _files(index.search("Router::gatherMiddleware", top_k=3))[0] == "src/Routing/Router.php"
     monkeypatch.setattr(engine, "QUALIFIED", 1.0)
     assert _files(index.search("Router::gatherMiddleware", top_k=3))[0] == "src/Http/Kernel.php"
+
+
+def test_header_brings_its_implementation(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith.search import engine
+    from codepith.search.companions import companions, unit_key
+
+    others = {f"src/shape_{i}.cpp": f"int shape_{i}(int w) {{\n  return w * {i};\n}}\n" for i in range(20)}
+    write(
+        tmp_path,
+        {
+            "include/geo/placement.h": "// Scales a widget to fit its frame, keeping the aspect ratio.\n"
+            "class Widget {\n"
+            " public:\n  void resize_to(int width, int height);\n};\n",
+            "src/placement.cpp": '#include "geo/placement.h"\n\nvoid Widget::resize_to(int w, int h) {\n'
+            "  int r = w * 3 / h;\n  apply(r);\n}\n",
+            **others,
+        },
+    )
+    assert unit_key("a/foo-inl.h") == unit_key("a/foo.h") == unit_key("b/Foo.cpp")
+    assert unit_key("a/foo.py") is None
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert companions(index.corpus, "include/geo/placement.h") == ["src/placement.cpp"]
+    query = "scale to fit the frame keeping the aspect ratio"
+    top = _files(index.search(query, top_k=3))  # the definition has none of the words; the declaration all
+    assert top[0] == "include/geo/placement.h" and "src/placement.cpp" in top
+    monkeypatch.setattr(engine, "COMPANION", 0.0)
+    assert "src/placement.cpp" not in _files(index.search(query, top_k=3))

@@ -15,6 +15,9 @@ class Ecosystem:
     test_suffixes: tuple[str, ...] = ()  # stem suffixes (``_test``, ``Spec``), before the extension
     test_names: tuple[str, ...] = ()  # whole file names (``conftest.py``)
     wiring: tuple[str, ...] = ()  # line patterns (regex, matched at the line start) that only import/re-export
+    # one unit split over several files: declaration and definition (``foo.h`` / ``foo.cpp`` / ``foo-inl.h``)
+    unit_extensions: tuple[str, ...] = ()  # extensions (literal, no dot) whose files pair up by stem
+    unit_suffixes: tuple[str, ...] = ()  # stem endings that mark the other half (``-inl``, ``_impl``)
 
 
 _XUNIT = ("Test", "Tests", "Spec", "Suite")  # JUnit, XCTest, NUnit, PHPUnit, ScalaTest naming
@@ -41,6 +44,8 @@ ECOSYSTEMS: dict[str, Ecosystem] = {
         ("test_",),
         ("_test", "_tests", "_unittest"),
         wiring=(r"#include\b", r"using\s"),
+        unit_extensions=("h", "hh", "hpp", "hxx", "cc", "cpp", "cxx", "c", "ipp", "tpp", "inl"),
+        unit_suffixes=("-inl", "_inl", "-impl", "_impl"),
     ),
     "dart": Ecosystem(("dart",), ("test_",), ("_test",), wiring=(r"import\b", r"export\s+['\"]")),
     "jvm": Ecosystem(("java", "kt", "scala"), test_suffixes=_XUNIT, wiring=(r"package\s", r"import\b")),
@@ -84,3 +89,15 @@ def wiring_pattern() -> str:
     """One regex for every ecosystem's import/re-export lines (chunks are judged by content alone)."""
     alts = dict.fromkeys(p for eco in ECOSYSTEMS.values() for p in eco.wiring)
     return r"^\s*(?:" + "|".join(alts) + ")"
+
+
+def unit_tables() -> tuple[dict[str, str], tuple[str, ...]]:
+    """Extension -> family name for languages that split a unit over files, and the stem endings
+    that mark a half (longest first)."""
+    family: dict[str, str] = {}
+    suffixes: set[str] = set()
+    for name, eco in ECOSYSTEMS.items():
+        for ext in eco.unit_extensions:
+            family.setdefault(ext, name)
+        suffixes.update(eco.unit_suffixes)
+    return family, tuple(sorted(suffixes, key=len, reverse=True))

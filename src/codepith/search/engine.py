@@ -8,6 +8,7 @@ import numpy as np
 
 from codepith.index.corpus import Corpus
 from codepith.model.loader import StaticModel
+from codepith.search.companions import companions
 from codepith.search.evidence import Bonuses, gather
 from codepith.search.fusion import rrf, top_indices
 from codepith.search.issue import analyze_issue
@@ -28,6 +29,8 @@ PATH_WORDS = 1.0  # query words in the file's name or folder, times the share of
 WIRING = 0.5  # a chunk of only imports/re-exports points at the code; it is not the code
 QUALIFIED = 1.5  # ... and half again when it lives in the class/module/file the query qualifies it with
 SATURATION = 0.5  # each further chunk from an already-listed file counts this much less
+COMPANION = 0.8  # the other half of a top file's unit (foo.h / foo.cpp) rises to this share of its score
+COMPANION_FILES = 5  # ... for the first this many files
 
 
 def lexical_scores(corpus: Corpus, query: Query) -> np.ndarray:
@@ -119,6 +122,31 @@ def _apply_evidence(
         scores[best] = scores.get(best, 0.0) + amount * top
 
 
+def _raise_companions(corpus: Corpus, scores: dict[int, float], lex: np.ndarray | None) -> None:
+    """The other half of a leading file's unit joins it: its chunk that defines a name the leading
+    chunk holds (the definition of a declaration), else its best-scored or best lexical chunk."""
+    leaders: list[tuple[int, float]] = []
+    seen: set[str] = set()
+    for idx, s in sorted(scores.items(), key=lambda t: (-t[1], t[0])):
+        path = corpus.chunks[idx].file_path
+        if path in seen:
+            continue
+        seen.add(path)
+        leaders.append((idx, s))
+        if len(leaders) >= COMPANION_FILES:
+            break
+    for idx, s in leaders:
+        names = set(corpus.chunks[idx].symbols)
+        for other in companions(corpus, corpus.chunks[idx].file_path):
+            members = corpus.chunk_indices(other)
+            if not members:
+                continue
+            pool = [i for i in members if names & set(corpus.chunks[i].symbols)] or members
+            pick = max(pool, key=lambda i: (scores.get(i, 0.0), float(lex[i]) if lex is not None else 0.0, -i))
+            if scores.get(pick, 0.0) < COMPANION * s:
+                scores[pick] = COMPANION * s
+
+
 def _select(corpus: Corpus, scores: dict[int, float], top_k: int) -> list[tuple[float, int]]:
     """Best first, each further chunk of an already-chosen file discounted, so ten results show
     several places rather than one file ten times."""
@@ -191,6 +219,8 @@ def search(
             scores[idx] *= path_penalty(chunk.file_path, query) * (
                 WIRING if corpus.flag(idx, "wiring", is_wiring) else 1.0
             )
+        if COMPANION:
+            _raise_companions(corpus, scores, lex)
         chosen = _select(corpus, scores, top_k)
     else:
         chosen = sorted(((s, i) for i, s in scores.items()), key=lambda t: (-t[0], t[1]))[:top_k]

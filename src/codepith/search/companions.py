@@ -1,0 +1,54 @@
+"""Files that are two halves of one unit: a C/C++ header and its implementation (``foo.h`` and
+``foo.cpp``, ``foo.h`` and ``foo-inl.h``). A query that finds one half wants the other close by:
+the declaration says what, the definition says how. Which extensions and stem endings pair up is
+data per language (``search/ecosystems.py``)."""
+
+from __future__ import annotations
+
+import weakref
+
+from codepith.index.corpus import Corpus
+from codepith.search.ecosystems import unit_tables
+
+_FAMILY, _SUFFIXES = unit_tables()
+_MAX_GROUP = 4  # a stem shared by more files than this (``utils.h`` in every folder) pairs only within a folder
+_groups: weakref.WeakKeyDictionary[Corpus, dict[tuple[str, str], list[str]]] = weakref.WeakKeyDictionary()
+
+
+def unit_key(path: str) -> tuple[str, str] | None:
+    """(family, stem without its half marker), or None for a file of a language without pairs."""
+    name = path.rsplit("/", 1)[-1]
+    stem, dot, ext = name.rpartition(".")
+    family = _FAMILY.get(ext.lower()) if dot else None
+    if family is None or not stem:
+        return None
+    for suffix in _SUFFIXES:
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    return family, stem.lower()
+
+
+def _by_unit(corpus: Corpus) -> dict[tuple[str, str], list[str]]:
+    got = _groups.get(corpus)
+    if got is None:
+        got = {}
+        for path in corpus.files:
+            key = unit_key(path)
+            if key is not None:
+                got.setdefault(key, []).append(path)
+        _groups[corpus] = got
+    return got
+
+
+def companions(corpus: Corpus, path: str) -> list[str]:
+    """The other halves of ``path``'s unit: same stem and family, in the same folder, or anywhere when
+    the stem is rare enough to be one unit (``include/x/foo.h`` and ``src/foo.cpp``)."""
+    key = unit_key(path)
+    if key is None:
+        return []
+    group = [p for p in _by_unit(corpus).get(key, []) if p != path]
+    if len(group) >= _MAX_GROUP:
+        folder = path.rsplit("/", 1)[0] if "/" in path else ""
+        group = [p for p in group if (p.rsplit("/", 1)[0] if "/" in p else "") == folder]
+    return group
