@@ -232,3 +232,21 @@ def test_header_brings_its_implementation(tmp_path: Path, model, monkeypatch) ->
     assert top[0] == "include/geo/placement.h" and "src/placement.cpp" in top
     monkeypatch.setattr(engine, "COMPANION", 0.0)
     assert "src/placement.cpp" not in _files(index.search(query, top_k=3))
+
+
+def test_one_word_query_finds_its_definition(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith.search import engine
+
+    uses = "\n".join(f"def job_{i}(task):\n    return backoff(task, backoff(task, {i}))\n" for i in range(8))
+    write(
+        tmp_path,
+        {
+            "app/jobs.py": uses,
+            "app/more_jobs.py": uses,
+            "app/policy.py": "LIMIT = 3\n\n\ndef backoff(task, attempt):\n    return min(2 ** attempt, LIMIT)\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert _files(index.search("backoff", top_k=3))[0] == "app/policy.py"
+    monkeypatch.setattr(engine, "ONE_WORD", 0.0)
+    assert _files(index.search("backoff", top_k=3))[0] != "app/policy.py"

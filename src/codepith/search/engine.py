@@ -7,6 +7,7 @@ import heapq
 import numpy as np
 
 from codepith.index.corpus import Corpus
+from codepith.index.tokens import STOPWORDS
 from codepith.model.loader import StaticModel
 from codepith.search.companions import companions
 from codepith.search.evidence import Bonuses, gather
@@ -28,6 +29,7 @@ EMBEDDED_DEFINITION = 1.5  # ... an identifier named inside a sentence
 PATH_WORDS = 1.0  # query words in the file's name or folder, times the share of words matched
 WIRING = 0.5  # a chunk of only imports/re-exports points at the code; it is not the code
 QUALIFIED = 1.5  # ... and half again when it lives in the class/module/file the query qualifies it with
+ONE_WORD = 1.0  # a one-word query the corpus defines by that exact name: its definition gains this many top scores
 SATURATION = 0.5  # each further chunk from an already-listed file counts this much less
 COMPANION = 0.8  # the other half of a top file's unit (foo.h / foo.cpp) rises to this share of its score
 COMPANION_FILES = 5  # ... for the first this many files
@@ -54,6 +56,16 @@ def _named_symbols(corpus: Corpus, query: Query) -> list[str]:
             if word not in names and any(word in corpus.chunks[i].symbols for i in hits):
                 names.append(word)
     return names
+
+
+def _one_word_name(corpus: Corpus, query: Query) -> str | None:
+    """A one-word query the corpus defines by that exact name (``defdelegate``, ``spawn``): maybe the
+    macro or function, maybe the topic (``session``), so its definition gains less than a symbol's."""
+    word = query.text.strip()
+    if query.symbol_like or not word.isidentifier() or word.lower() in STOPWORDS:
+        return None
+    hits = corpus.definitions.get(word.lower(), [])
+    return word if any(word in corpus.chunks[i].symbols for i in hits) else None
 
 
 def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: dict[int, float], unit: float) -> None:
@@ -208,6 +220,9 @@ def search(
             _apply_evidence(corpus, gather(corpus, analyze_issue(text)), scores, lex, top)
         else:
             names = _named_symbols(corpus, query)
+            word = _one_word_name(corpus, query) if ONE_WORD else None
+            if word:
+                _boost_definitions(corpus, query, [word], scores, top * ONE_WORD)
             if names:
                 _boost_definitions(
                     corpus, query, names, scores, top * (DEFINITION if query.symbol_like else EMBEDDED_DEFINITION)
