@@ -250,3 +250,28 @@ def test_one_word_query_finds_its_definition(tmp_path: Path, model, monkeypatch)
     assert _files(index.search("backoff", top_k=3))[0] == "app/policy.py"
     monkeypatch.setattr(engine, "ONE_WORD", 0.0)
     assert _files(index.search("backoff", top_k=3))[0] != "app/policy.py"
+
+
+def test_interfaces_and_facades_rank_below_the_implementation(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith.search import engine
+    from codepith.search.ranking import is_declaration
+
+    write(
+        tmp_path,
+        {
+            "src/Contracts/Mailer.php": "<?php\n\nnamespace App\\Contracts;\n\ninterface Mailer\n{\n"
+            "    /** Send a message to the queued mail recipients. */\n    public function send($message);\n}\n",
+            "src/Transport/Smtp.php": "<?php\n\nnamespace App\\Mail;\n\nclass SmtpTransport\n{\n"
+            "    public function send($message)\n    {\n        foreach ($this->recipients as $to) {\n"
+            "            $this->socket->write($to, $message->body());\n        }\n    }\n}\n",
+        },
+    )
+    assert is_declaration("src/Contracts/Mailer.php", "interface Mailer\n{\n")
+    assert is_declaration("F/Mail.php", "protected static function getFacadeAccessor() { return 'mail'; }")
+    assert not is_declaration("src/Transport/Smtp.php", "class SmtpTransport\n{\n")
+    assert not is_declaration("src/mailer.ts", "interface Mailer {\n}")  # TypeScript interfaces are types
+    index = codepith.Index.from_path(tmp_path, model=model)
+    query = "send a message to the mail recipients"
+    assert _files(index.search(query, top_k=2))[0] == "src/Transport/Smtp.php"
+    monkeypatch.setattr(engine, "DECLARATION", 1.0)
+    assert _files(index.search(query, top_k=2))[0] == "src/Contracts/Mailer.php"

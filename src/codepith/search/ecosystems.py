@@ -17,6 +17,8 @@ class Ecosystem:
     wiring: tuple[str, ...] = ()  # line patterns (regex, matched at the line start) that only import/re-export
     # one unit split over several files: declaration and definition (``foo.h`` / ``foo.cpp`` / ``foo-inl.h``)
     unit_extensions: tuple[str, ...] = ()  # extensions (literal, no dot) whose files pair up by stem
+    # content that only declares or forwards (an interface, a Laravel facade): the code is elsewhere
+    declaration: tuple[str, ...] = ()  # regexes searched in a chunk's content
     unit_suffixes: tuple[str, ...] = ()  # stem endings that mark the other half (``-inl``, ``_impl``)
 
 
@@ -48,11 +50,24 @@ ECOSYSTEMS: dict[str, Ecosystem] = {
         unit_suffixes=("-inl", "_inl", "-impl", "_impl"),
     ),
     "dart": Ecosystem(("dart",), ("test_",), ("_test",), wiring=(r"import\b", r"export\s+['\"]")),
-    "jvm": Ecosystem(("java", "kt", "scala"), test_suffixes=_XUNIT, wiring=(r"package\s", r"import\b")),
+    "jvm": Ecosystem(
+        ("java", "kt", "scala"),
+        test_suffixes=_XUNIT,
+        wiring=(r"package\s", r"import\b"),
+        declaration=(r"^\s*(?:public\s+)?interface\s+\w+",),
+    ),
     "swift": Ecosystem(("swift",), test_suffixes=_XUNIT, wiring=(r"import\b",)),
-    "csharp": Ecosystem(("cs",), test_suffixes=_XUNIT, wiring=(r"using\s", r"namespace\s+[\w.]+;")),
+    "csharp": Ecosystem(
+        ("cs",),
+        test_suffixes=_XUNIT,
+        wiring=(r"using\s", r"namespace\s+[\w.]+;"),
+        declaration=(r"^\s*(?:public\s+|internal\s+)?interface\s+\w+",),
+    ),
     "php": Ecosystem(
-        ("php",), test_suffixes=_XUNIT, wiring=(r"namespace\s+[\w\\]+;", r"use\s", r"require(?:_once)?\b")
+        ("php",),
+        test_suffixes=_XUNIT,
+        wiring=(r"namespace\s+[\w\\]+;", r"use\s", r"require(?:_once)?\b"),
+        declaration=(r"^\s*interface\s+\w+", r"function\s+getFacadeAccessor\s*\("),
     ),
     # Elixir: ``alias``/``import``/``require`` lines, and ``defdelegate`` (a function that only forwards)
     "elixir": Ecosystem(
@@ -101,3 +116,13 @@ def unit_tables() -> tuple[dict[str, str], tuple[str, ...]]:
             family.setdefault(ext, name)
         suffixes.update(eco.unit_suffixes)
     return family, tuple(sorted(suffixes, key=len, reverse=True))
+
+
+def declaration_patterns() -> dict[str, str]:
+    """Extension -> one regex (multi-line) for content that only declares or forwards."""
+    out: dict[str, str] = {}
+    for eco in ECOSYSTEMS.values():
+        if eco.declaration:
+            for ext in eco.extensions:
+                out[ext] = "|".join(eco.declaration)
+    return out

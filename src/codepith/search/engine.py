@@ -14,7 +14,7 @@ from codepith.search.evidence import Bonuses, gather
 from codepith.search.fusion import rrf, top_indices
 from codepith.search.issue import analyze_issue
 from codepith.search.query import Query, bound_query, parse_query
-from codepith.search.ranking import is_wiring, path_match_ratio, path_penalty, stem_matches_symbol
+from codepith.search.ranking import is_declaration, is_wiring, path_match_ratio, path_penalty, stem_matches_symbol
 from codepith.search.result import SearchResult
 
 MODES = ("hybrid", "lexical", "dense")
@@ -29,6 +29,7 @@ EMBEDDED_DEFINITION = 1.5  # ... an identifier named inside a sentence
 PATH_WORDS = 1.0  # query words in the file's name or folder, times the share of words matched
 WIRING = 0.5  # a chunk of only imports/re-exports points at the code; it is not the code
 QUALIFIED = 1.5  # ... and half again when it lives in the class/module/file the query qualifies it with
+DECLARATION = 0.7  # an interface or a facade declares what some other file implements
 ONE_WORD = 1.0  # a one-word query the corpus defines by that exact name: its definition gains this many top scores
 SATURATION = 0.5  # each further chunk from an already-listed file counts this much less
 COMPANION = 0.8  # the other half of a top file's unit (foo.h / foo.cpp) rises to this share of its score
@@ -234,6 +235,13 @@ def search(
             scores[idx] *= path_penalty(chunk.file_path, query) * (
                 WIRING if corpus.flag(idx, "wiring", is_wiring) else 1.0
             )
+            path = chunk.file_path
+            if (
+                DECLARATION < 1.0
+                and not query.symbol_like
+                and corpus.flag(idx, "declaration", lambda text, path=path: is_declaration(path, text))  # type: ignore[misc]
+            ):
+                scores[idx] *= DECLARATION
         if COMPANION:
             _raise_companions(corpus, scores, lex)
         chosen = _select(corpus, scores, top_k)

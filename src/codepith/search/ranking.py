@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from codepith.index.tokens import split_identifier
-from codepith.search.ecosystems import test_file_pattern, wiring_pattern
+from codepith.search.ecosystems import declaration_patterns, test_file_pattern, wiring_pattern
 from codepith.search.query import Query
 
 # Test files by each ecosystem's own convention (a ``test_`` prefix means a test only where the language's
@@ -21,6 +21,9 @@ _STUB = re.compile(r"\.d\.[cm]?ts$|\.pyi$")
 _REEXPORT = frozenset({"__init__.py", "package-info.java"})
 # Lines that only wire modules together: a chunk made of them is a barrel, not the code it names.
 _WIRING = re.compile(wiring_pattern())
+
+# Content that only declares what another file implements (an interface, a facade), per extension.
+_DECLARATION = {ext: re.compile(p, re.M) for ext, p in declaration_patterns().items()}
 
 TEST_PENALTY = 0.3
 EXAMPLE_PENALTY = 0.3
@@ -119,3 +122,10 @@ def stem_matches_symbol(path: str, symbol: str) -> bool:
     s = symbol.lower()
     norm = stem.replace("_", "").replace("-", "")
     return s in (stem, norm, stem.rstrip("s"), norm.rstrip("s"))
+
+
+def is_declaration(path: str, content: str) -> bool:
+    """An interface or a forwarding facade, by its language's own markers (``search/ecosystems.py``)."""
+    ext = path.rsplit(".", 1)[-1] if "." in path.rsplit("/", 1)[-1] else ""
+    pattern = _DECLARATION.get(ext)
+    return bool(pattern and pattern.search(content))
