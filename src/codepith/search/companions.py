@@ -41,6 +41,11 @@ def _by_unit(corpus: Corpus) -> dict[tuple[str, str], list[str]]:
     return got
 
 
+def has_units(corpus: Corpus) -> bool:
+    """Whether any file of this corpus belongs to a language that splits units over files."""
+    return bool(_by_unit(corpus))
+
+
 def companions(corpus: Corpus, path: str) -> list[str]:
     """The other halves of ``path``'s unit: same stem and family, in the same folder, or anywhere when
     the stem is rare enough to be one unit (``include/x/foo.h`` and ``src/foo.cpp``)."""

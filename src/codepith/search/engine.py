@@ -9,7 +9,7 @@ import numpy as np
 from codepith.index.corpus import Corpus
 from codepith.index.tokens import STOPWORDS
 from codepith.model.loader import StaticModel
-from codepith.search.companions import companions
+from codepith.search.companions import companions, has_units
 from codepith.search.evidence import Bonuses, gather
 from codepith.search.fusion import rrf, top_indices
 from codepith.search.issue import analyze_issue
@@ -242,7 +242,7 @@ def search(
                 and corpus.flag(idx, "declaration", lambda text, path=path: is_declaration(path, text))  # type: ignore[misc]
             ):
                 scores[idx] *= DECLARATION
-        if COMPANION:
+        if COMPANION and has_units(corpus):
             _raise_companions(corpus, scores, lex)
         chosen = _select(corpus, scores, top_k)
     else:
