@@ -14,7 +14,7 @@ from codepith.search.evidence import Bonuses, gather
 from codepith.search.fusion import rrf, top_indices
 from codepith.search.issue import analyze_issue
 from codepith.search.query import Query, bound_query, parse_query
-from codepith.search.ranking import is_declaration, is_wiring, path_match_ratio, path_penalty, stem_matches_symbol
+from codepith.search.ranking import declaration_chunks, is_wiring, path_match_ratio, path_penalty, stem_matches_symbol
 from codepith.search.result import SearchResult
 
 MODES = ("hybrid", "lexical", "dense")
@@ -140,7 +140,7 @@ def _raise_companions(corpus: Corpus, scores: dict[int, float], lex: np.ndarray 
     chunk holds (the definition of a declaration), else its best-scored or best lexical chunk."""
     leaders: list[tuple[int, float]] = []
     seen: set[str] = set()
-    for idx, s in sorted(scores.items(), key=lambda t: (-t[1], t[0])):
+    for idx, s in heapq.nlargest(4 * COMPANION_FILES, scores.items(), key=lambda t: (t[1], -t[0])):
         path = corpus.chunks[idx].file_path
         if path in seen:
             continue
@@ -235,12 +235,8 @@ def search(
             scores[idx] *= path_penalty(chunk.file_path, query) * (
                 WIRING if corpus.flag(idx, "wiring", is_wiring) else 1.0
             )
-            path = chunk.file_path
-            if (
-                DECLARATION < 1.0
-                and not query.symbol_like
-                and corpus.flag(idx, "declaration", lambda text, path=path: is_declaration(path, text))  # type: ignore[misc]
-            ):
+        if DECLARATION < 1.0 and not query.symbol_like:
+            for idx in declaration_chunks(corpus).intersection(scores):
                 scores[idx] *= DECLARATION
         if COMPANION and has_units(corpus):
             _raise_companions(corpus, scores, lex)
