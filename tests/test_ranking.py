@@ -267,7 +267,9 @@ def test_interfaces_and_facades_rank_below_the_implementation(tmp_path: Path, mo
         },
     )
     assert is_declaration("src/Contracts/Mailer.php", "interface Mailer\n{\n")
-    assert is_declaration("F/Mail.php", "protected static function getFacadeAccessor() { return 'mail'; }")
+    facade = "<?php\n\nnamespace F;\n\n/**\n * @see \\M\\Mailer\n */\nclass Mail extends Facade\n{"
+    assert is_declaration("F/Mail.php", facade)
+    assert not is_declaration("A.java", "public class A {\n    interface Listener { void on(); }\n}")
     assert not is_declaration("src/Transport/Smtp.php", "class SmtpTransport\n{\n")
     assert not is_declaration("src/mailer.ts", "interface Mailer {\n}")  # TypeScript interfaces are types
     index = codepith.Index.from_path(tmp_path, model=model)

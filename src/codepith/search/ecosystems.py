@@ -17,8 +17,9 @@ class Ecosystem:
     wiring: tuple[str, ...] = ()  # line patterns (regex, matched at the line start) that only import/re-export
     # one unit split over several files: declaration and definition (``foo.h`` / ``foo.cpp`` / ``foo-inl.h``)
     unit_extensions: tuple[str, ...] = ()  # extensions (literal, no dot) whose files pair up by stem
-    # content that only declares or forwards (an interface, a Laravel facade): the code is elsewhere
-    declaration: tuple[str, ...] = ()  # regexes searched in a chunk's content
+    # a chunk whose first code line only declares or forwards (an interface, a Laravel facade): the code
+    # is elsewhere
+    declaration: tuple[str, ...] = ()  # regexes matched at the start of that line
     unit_suffixes: tuple[str, ...] = ()  # stem endings that mark the other half (``-inl``, ``_impl``)
 
 
@@ -54,20 +55,20 @@ ECOSYSTEMS: dict[str, Ecosystem] = {
         ("java", "kt", "scala"),
         test_suffixes=_XUNIT,
         wiring=(r"package\s", r"import\b"),
-        declaration=(r"^\s*(?:public\s+)?interface\s+\w+",),
+        declaration=(r"(?:public\s+)?(?:sealed\s+)?interface\s+\w+",),
     ),
     "swift": Ecosystem(("swift",), test_suffixes=_XUNIT, wiring=(r"import\b",)),
     "csharp": Ecosystem(
         ("cs",),
         test_suffixes=_XUNIT,
         wiring=(r"using\s", r"namespace\s+[\w.]+;"),
-        declaration=(r"^\s*(?:public\s+|internal\s+)?interface\s+\w+",),
+        declaration=(r"(?:public\s+|internal\s+)?(?:partial\s+)?interface\s+\w+",),
     ),
     "php": Ecosystem(
         ("php",),
         test_suffixes=_XUNIT,
         wiring=(r"namespace\s+[\w\\]+;", r"use\s", r"require(?:_once)?\b"),
-        declaration=(r"^\s*interface\s+\w+", r"function\s+getFacadeAccessor\s*\("),
+        declaration=(r"interface\s+\w+", r"(?:final\s+)?class\s+\w+\s+extends\s+(?:\\?[\w\\]*\\)?Facade\b"),
     ),
     # Elixir: ``alias``/``import``/``require`` lines, and ``defdelegate`` (a function that only forwards)
     "elixir": Ecosystem(
@@ -119,10 +120,10 @@ def unit_tables() -> tuple[dict[str, str], tuple[str, ...]]:
 
 
 def declaration_patterns() -> dict[str, str]:
-    """Extension -> one regex (multi-line) for content that only declares or forwards."""
+    """Extension -> one regex for a first code line that only declares or forwards."""
     out: dict[str, str] = {}
     for eco in ECOSYSTEMS.values():
         if eco.declaration:
             for ext in eco.extensions:
-                out[ext] = "|".join(eco.declaration)
+                out[ext] = "(?:" + "|".join(eco.declaration) + ")"
     return out

@@ -25,7 +25,8 @@ _REEXPORT = frozenset({"__init__.py", "package-info.java"})
 _WIRING = re.compile(wiring_pattern())
 
 # Content that only declares what another file implements (an interface, a facade), per extension.
-_DECLARATION = {ext: re.compile(p, re.M) for ext, p in declaration_patterns().items()}
+_DECLARATION = {ext: re.compile(p) for ext, p in declaration_patterns().items()}
+_NOT_CODE = ("//", "/*", "*", "#", "@", "<?php", "declare(")
 
 TEST_PENALTY = 0.3
 EXAMPLE_PENALTY = 0.3
@@ -140,7 +141,15 @@ def declaration_chunks(corpus: Corpus) -> frozenset[int]:
 
 
 def is_declaration(path: str, content: str) -> bool:
-    """An interface or a forwarding facade, by its language's own markers (``search/ecosystems.py``)."""
+    """An interface or a forwarding facade, judged by the chunk's first code line (after comments,
+    annotations and import lines) against its language's markers (``search/ecosystems.py``)."""
     ext = path.rsplit(".", 1)[-1] if "." in path.rsplit("/", 1)[-1] else ""
     pattern = _DECLARATION.get(ext)
-    return bool(pattern and pattern.search(content))
+    if pattern is None:
+        return False
+    for line in content.split("\n"):
+        code = line.strip()
+        if not code or code.startswith(_NOT_CODE) or _WIRING.match(code):
+            continue
+        return bool(pattern.match(code))
+    return False
