@@ -217,9 +217,7 @@ def code_token_weights(
     return weights
 
 
-def mine_vocab(
-    roots: list[Path], top: int, base_vocab: set[str], min_files: int = 5, min_len: int = 3
-) -> list[str]:
+def mine_vocab(roots: list[Path], top: int, base_vocab: set[str], min_files: int = 5, min_len: int = 3) -> list[str]:
     """The ``top`` code words missing from ``base_vocab``, by number of files they appear in."""
     from collections import Counter
 
@@ -285,7 +283,7 @@ def raw_token_vectors(src: Path, vocab: list[str], cache_dir: Path | None) -> tu
     tokenizer = AutoTokenizer.from_pretrained(str(src), use_fast=True)
     distilled = distill_from_model(
         model=model,
-        tokenizer=tokenizer,  # type: ignore[arg-type]  # a BERT tokenizer is always the fast backend
+        tokenizer=tokenizer,  # type: ignore[arg-type,unused-ignore]  # a BERT tokenizer is always the fast backend
         vocabulary=vocab or None,
         device="cpu",
         pca_dims=None,
@@ -315,7 +313,11 @@ def build(args: argparse.Namespace) -> Path:
     src = source_model_dir()
     vocab = read_vocab(args.vocab) if args.vocab else []
     pca: int | None = args.pca_dims if args.pca_dims > 0 else None
-    raw, tokenizer_json = raw_token_vectors(src, vocab, args.cache_dir)
+    if args.raw is not None:  # token vectors trained by scripts/tune_model.py
+        raw = np.load(args.raw / "raw.npy")
+        tokenizer_json = (args.raw / "tokenizer.json").read_text(encoding="utf-8")
+    else:
+        raw, tokenizer_json = raw_token_vectors(src, vocab, args.cache_dir)
     # The same post-processing as model2vec's distill_from_model: PCA, then Zipf/SIF token weights
     # (vocabulary order = frequency rank), then the storage dtype.
     reduced = apply_pca(raw, pca)
@@ -388,6 +390,7 @@ def build(args: argparse.Namespace) -> Path:
             "extra_vocab_file": args.vocab.name if args.vocab else None,
             "extra_vocab_sha256": sha256_file(args.vocab) if args.vocab else None,
             "extra_vocab_requested": len(vocab),
+            "trained_table": json.loads((args.raw / "TUNE_INFO.json").read_text()) if args.raw else None,
         },
         "vocab_size": int(tokens.get_vocab_size()),
         "dims": int(vectors.shape[1]),
@@ -424,6 +427,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--freq-from", type=Path, action="append", default=[], help="SIF from token counts here")
     p.add_argument("--freq-bytes", type=int, default=60_000_000, help="characters of code to count")
     p.add_argument("--cache-dir", type=Path, default=None, help="reuse the slow forward pass across variants")
+    p.add_argument("--raw", type=Path, default=None, help="trained token table (tune_model.py train --out)")
     p.add_argument("--threads", type=int, default=2, help="torch threads (fixed: sums depend on it)")
     p.add_argument("--name", default="codepith-minilm-256", help="model name recorded in MODEL_INFO")
     args = p.parse_args(argv)
