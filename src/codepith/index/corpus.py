@@ -220,12 +220,13 @@ class Corpus:
         out = np.concatenate(mats)
         return out if self.identity else out[self.perm]
 
-    def flag(self, idx: int, name: str, test: Callable[[str], bool]) -> bool:
-        """A per-chunk fact derived from its content, computed on first use and kept with the corpus."""
+    def flag(self, idx: int, name: str, test: Callable[[Chunk], bool]) -> bool:
+        """A per-chunk fact derived from the chunk, computed on first use and kept with the corpus: a query
+        asks it of its few hundred candidates, never of every chunk (1.3M in the Linux kernel)."""
         memo = self._flags.setdefault(name, {})
         got = memo.get(idx)
         if got is None:
-            got = memo[idx] = test(self.chunks[idx].content)
+            got = memo[idx] = test(self.chunks[idx])
         return got
 
     def __len__(self) -> int:

@@ -14,7 +14,13 @@ from codepith.search.evidence import Bonuses, gather
 from codepith.search.fusion import rrf, top_indices
 from codepith.search.issue import analyze_issue
 from codepith.search.query import Query, bound_query, parse_query
-from codepith.search.ranking import declaration_chunks, is_wiring, path_match_ratio, path_penalty, stem_matches_symbol
+from codepith.search.ranking import (
+    is_declaration_chunk,
+    is_wiring_chunk,
+    path_match_ratio,
+    path_penalty,
+    stem_matches_symbol,
+)
 from codepith.search.result import SearchResult
 
 MODES = ("hybrid", "lexical", "dense")
@@ -233,11 +239,12 @@ def search(
         for idx in scores:
             chunk = corpus.chunks[idx]
             scores[idx] *= path_penalty(chunk.file_path, query) * (
-                WIRING if corpus.flag(idx, "wiring", is_wiring) else 1.0
+                WIRING if corpus.flag(idx, "wiring", is_wiring_chunk) else 1.0
             )
         if DECLARATION < 1.0 and not query.symbol_like:
-            for idx in declaration_chunks(corpus).intersection(scores):
-                scores[idx] *= DECLARATION
+            for idx in scores:
+                if corpus.flag(idx, "declaration", is_declaration_chunk):
+                    scores[idx] *= DECLARATION
         if COMPANION and has_units(corpus):
             _raise_companions(corpus, scores, lex)
         chosen = _select(corpus, scores, top_k)

@@ -4,11 +4,10 @@ the benchmark decides whether it stays (see benchmarks/README.md for the ablatio
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Iterable
 from functools import lru_cache
 
-from codepith.index.corpus import Corpus
+from codepith.chunks.chunk import Chunk
 from codepith.index.tokens import split_identifier
 from codepith.search.ecosystems import declaration_patterns, test_file_pattern, wiring_pattern
 from codepith.search.query import Query
@@ -127,17 +126,12 @@ def stem_matches_symbol(path: str, symbol: str) -> bool:
     return s in (stem, norm, stem.rstrip("s"), norm.rstrip("s"))
 
 
-_declared: weakref.WeakKeyDictionary[Corpus, frozenset[int]] = weakref.WeakKeyDictionary()
+def is_declaration_chunk(chunk: Chunk) -> bool:
+    return is_declaration(chunk.file_path, chunk.content)
 
 
-def declaration_chunks(corpus: Corpus) -> frozenset[int]:
-    """The corpus's interface and facade chunks, found once per corpus (a query only intersects)."""
-    got = _declared.get(corpus)
-    if got is None:
-        got = _declared[corpus] = frozenset(
-            i for i, c in enumerate(corpus.chunks) if is_declaration(c.file_path, c.content)
-        )
-    return got
+def is_wiring_chunk(chunk: Chunk) -> bool:
+    return is_wiring(chunk.content)
 
 
 def is_declaration(path: str, content: str) -> bool:
