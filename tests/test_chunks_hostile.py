@@ -132,3 +132,34 @@ def test_random_and_deep_input_never_raises(language: str, text: str) -> None:
     chunks, fallback = chunk_file_checked(f"r.{language}", text, language)
     assert fallback is None, fallback
     _assert_sound(text, chunks)
+
+
+class _ErrorRoot:
+    """A parse whose root tree-sitter typed ERROR for one bad spot, its children otherwise sound
+    (what the kernel's kernel/sched/core.c parses to: 2.5 KB broken of 293 KB)."""
+
+    def __init__(self, root: object, extra: list[object]) -> None:
+        self.type = "ERROR"
+        self.has_error = True
+        self.is_missing = False
+        self.children = [*root.children, *extra]  # type: ignore[attr-defined]
+        self.start_byte = 0
+        self.end_byte = max(c.end_byte for c in self.children)  # type: ignore[attr-defined]
+
+
+def test_an_error_root_over_sound_definitions_keeps_them() -> None:
+    from codepith.chunks.grammars import get_parser
+    from codepith.chunks.syntax import syntax_pieces
+
+    parser = get_parser("c")
+    if parser is None:
+        pytest.skip("no C grammar")
+    body = "".join(f"int handler_{i}(int x)\n{{\n\treturn x + {i};\n}}\n\n" for i in range(20))
+    sound = parser.parse(body.encode()).root_node
+    bad = parser.parse(b"static int t[] = {\n#ifdef A\n\t{ 1 },\n").root_node
+    pieces = syntax_pieces(_ErrorRoot(sound, list(bad.children)), "c")  # type: ignore[arg-type]
+    assert pieces is not None
+    assert {s for p in pieces for s in p.symbols} >= {f"handler_{i}" for i in range(20)}
+    # a root of nothing but stray tokens is still line windows
+    junk = parser.parse(b"} } } ) ) ) ] ] ] " * 200).root_node
+    assert syntax_pieces(_ErrorRoot(junk, []), "c") is None  # type: ignore[arg-type]

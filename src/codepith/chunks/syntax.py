@@ -594,9 +594,18 @@ def syntax_pieces(root: Node, language: str) -> list[Piece] | None:
     if spec is None:
         return None
     if root.has_error:
+        # Judged by how much of the file is broken, not by the root's type: tree-sitter may give a whole
+        # file an ERROR root for one bad spot (the kernel's kernel/sched/core.c: 2.5 KB broken of 293 KB),
+        # which sent its 11,000 lines to line windows without a single definition. Under an ERROR root,
+        # bare tokens count as broken too: that is what a file the grammar cannot read at all looks like.
         total = max(1, root.end_byte - root.start_byte)
-        broken = sum(c.end_byte - c.start_byte for c in root.children if c.type == "ERROR" or c.is_missing)
-        if root.type == "ERROR" or broken * 2 > total:
+        bare = root.type == "ERROR"
+        broken = sum(
+            c.end_byte - c.start_byte
+            for c in root.children
+            if c.type == "ERROR" or c.is_missing or (bare and c.child_count == 0 and "comment" not in c.type)
+        )
+        if broken * 2 > total:
             return None
     walker = _Walker(spec)
     return walker.sequence(walker.expand(root.children, []), 0, "module")
