@@ -178,3 +178,95 @@ def test_a_reader_keeps_its_generation_while_a_writer_commits(tmp_path: Path, mo
     # the reader's mapped generation still answers, whole, without refreshing
     assert [r.chunk.file_path for r in reader.search("alpha_thing beta_thing", refresh=False)] == ["a.py"]
     assert {r.chunk.file_path for r in reader.search("alpha_thing beta_thing")} == {"a.py", "b.py"}
+
+
+def test_stored_vectors_hold_no_subnormal_halves(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    # numpy converts a subnormal float16 on a slow path: a first search would pay for it per component
+    from codepith.store.segment import half_vectors
+
+    tiny = np.array([[1e-5, -3e-5, 0.5, 7e-5, -0.25]], np.float32)
+    assert half_vectors(tiny).tolist() == [[0.0, 0.0, 0.5, float(np.float16(7e-5)), -0.25]]
+    root = tmp_path / "repo"
+    _many(root, 30)
+    codepith.Index.from_path(root, model=model)
+    folder = layout.index_dir(str(root.resolve()), "code", model.info.digest)
+    for seg_dir in folder.glob("seg-*"):
+        half = np.load(seg_dir / "vectors.npy")
+        assert half.dtype == np.float16
+        assert not np.any((half != 0) & (np.abs(half) < np.finfo(np.float16).smallest_normal))
+
+
+def test_a_large_repository_stores_int8_codes_that_keep_its_scores(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # int8 codes convert to float32 fast enough for a cold search of 1.3M chunks; a component is off by at
+    # most half a step (the row's largest magnitude / 127), so a score by at most that times |q|_1
+    from codepith.index import build
+    from codepith.store.segment import quantize
+
+    rng = np.random.default_rng(7)
+    vecs = rng.normal(size=(200, 64)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    vecs[3] = 0.0  # an empty chunk's vector stays zero
+    codes, scale = quantize(vecs)
+    back = codes.astype(np.float32) * scale[:, None]
+    assert codes.dtype == np.int8 and not back[3].any()
+    assert np.all(np.abs(back - vecs) <= scale[:, None] / 2 + 1e-7)
+    q = vecs[10]
+    assert np.all(np.abs(back @ q - vecs @ q) <= scale / 2 * np.abs(q).sum() + 1e-6)
+
+    root = tmp_path / "repo"
+    _many(root, 40)
+    exact = codepith.Index.from_path(root, model=model, use_cache=False)
+    monkeypatch.setattr(build, "COMPACT_FILES", 10)
+    index = codepith.Index.from_path(root, model=model)
+    folder = layout.index_dir(str(root.resolve()), "code", model.info.digest)
+    assert {np.load(d / "vectors.npy").dtype for d in folder.glob("seg-*")} == {np.dtype(np.int8)}
+    for text in ("widget size handler", "route the request"):
+        qv = model.encode([text])[0]
+        stored, want = index.corpus.dense(qv), exact.corpus.dense(qv)
+        assert np.abs(stored - want).max() < 0.01
+        assert np.argmax(stored) == np.argmax(want)
+        assert np.allclose(index.corpus.vector(5) @ qv, stored[5], atol=1e-5)
+    assert [r.chunk.location for r in index.search("handler_7", refresh=False)][:1] == [
+        r.chunk.location for r in exact.search("handler_7", refresh=False)
+    ][:1]
+
+
+def test_a_large_store_scores_its_first_queries_without_a_float32_copy(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # a one-shot search of a big index converts block by block (no 1.36 GB copy for the kernel);
+    # a long-lived one keeps the copy from the third query on; both give the same scores
+    from codepith.index import build
+    from codepith.store import view as view_mod
+
+    root = tmp_path / "repo"
+    _many(root, 60)
+    monkeypatch.setattr(build, "COMPACT_FILES", 10)
+    monkeypatch.setattr(build, "BATCH_FILES", 25)
+    monkeypatch.setattr(view_mod, "STREAM_FROM", 10)
+    monkeypatch.setattr(view_mod, "BLOCK", 7)  # blocks that straddle nothing in particular
+    index = codepith.Index.from_path(root, model=model)
+    corpus = index.corpus
+    assert len(corpus.parts[0].view.segments) > 1
+    qv = model.encode(["widget size handler"])[0]
+    first = corpus.dense(qv)
+    second = corpus.dense(qv)
+    assert not corpus.parts[0].view._shared  # nothing kept yet
+    third = corpus.dense(qv)
+    assert corpus.parts[0].view._shared  # now it is
+    assert np.allclose(first, third, atol=1e-6) and np.array_equal(first, second)
+
+
+def test_a_search_decodes_only_its_candidates_files(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # per-chunk facts (wiring, interface) are asked of a query's candidates, never of every chunk: on the
+    # Linux kernel a whole-corpus pass decoded 1.3M chunks (11 s) before the first answer
+    from codepith.store import segment
+
+    root = tmp_path / "repo"
+    _many(root, 400)
+    write(root, {"api/Store.java": "public interface Store {\n    void put(String key);\n}\n"})
+    index = codepith.Index.from_path(root, model=model)
+    decoded: list[str] = []
+    real = segment.decode_chunks
+    monkeypatch.setattr(segment, "decode_chunks", lambda rel, blob: decoded.append(rel) or real(rel, blob))
+    for q in ("how does the widget size work", "store put key interface"):
+        index.search(q, refresh=False)
+    assert 0 < len(set(decoded)) < 300

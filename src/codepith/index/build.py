@@ -43,6 +43,9 @@ RACY_NS = 2_000_000_000
 EMBED_BATCH = 2048  # chunks handed to the embedding thread at a time
 EMBED_CHARS = 1000
 BATCH_FILES = 1000  # files read, chunked, embedded and committed as one segment (memory follows this)
+# A repository this large stores int8 vectors (``store.segment.quantize``): ~450k chunks and up, where
+# turning float16 into float32 would cost a cold search a second; smaller ones keep float16's precision.
+COMPACT_FILES = 20_000
 SEGMENT_CHUNKS = min(
     60000, MAX_CHUNKS
 )  # a batch with more chunks is committed as several segments (at most MAX_CHUNKS each)
@@ -353,6 +356,7 @@ def _refresh_locked(
         else:
             candidates.append(sf)
     candidates.sort(key=lambda sf: sf.rel_path)
+    w.compact_vectors = max(len(seen), len(data.files)) >= COMPACT_FILES
     removed = [r for r in held if r not in seen and r in data.files]
     stats.removed = len(removed)
     done = 0

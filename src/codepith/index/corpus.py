@@ -214,7 +214,7 @@ class Corpus:
     @property
     def vectors(self) -> np.ndarray:
         """Every chunk's vector as one float32 matrix (materialised: for tests and small corpora)."""
-        mats = [np.asarray(s.vectors, np.float32) for p in self.parts for s in p.view.segments]
+        mats = [s.floats() for p in self.parts for s in p.view.segments]
         if not self.n or not mats:
             return np.zeros((0, self.dims), np.float32)
         out = np.concatenate(mats)

@@ -14,7 +14,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-FORMAT_VERSION = 4  # 4: the file table's fallback column; freshness state in meta
+# 4: the file table's fallback column; freshness state in meta.
+# 5: files whose parse has an ERROR root chunked by syntax when most of it is sound; float16
+#    vectors without subnormals; a scale per vector (int8 codes in large repositories).
+FORMAT_VERSION = 5
 
 
 def cache_root() -> Path:

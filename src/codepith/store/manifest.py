@@ -82,6 +82,7 @@ class Store:
         self._mutex = threading.RLock()
         self._con = self._connect()
         self.vector_cache: dict[str, Any] = {}  # segment name -> float32 vectors, shared by this store's views
+        self.dense_calls = 0  # queries scored block by block before the float32 copy is kept (View.dense)
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -197,6 +198,7 @@ class Writer:
         self.folder = store.folder
         self.full_check = full_check
         self.damaged: list[str] = []  # why segments were dropped
+        self.compact_vectors = False  # int8 vectors in new segments (the builder says so for large repositories)
         self._collect()
 
     def _tx(self, fn: Callable[[sqlite3.Connection], None]) -> None:
@@ -248,7 +250,7 @@ class Writer:
         """One atomic step: a segment holding ``new`` (whose table rows are in ``metas``, together with
         rows of files that hold no chunks), stat updates of ``touched`` files, and ``deleted`` files."""
         by_rel = {m.rel: m for m in metas}
-        written = seg.write(self.folder, new, self.store.dims) if new else None
+        written = seg.write(self.folder, new, self.store.dims, compact=self.compact_vectors) if new else None
 
         def apply(con: sqlite3.Connection) -> None:
             con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'")

@@ -80,7 +80,7 @@ def merge(w: Writer, names: list[str]) -> None:
         newid[name][first : first + count] = np.arange(n, n + count)
         blob = s.blob(b_off, b_len)
         blobs.append(blob)
-        vectors.append(np.asarray(s.vectors[first : first + count], np.float32))
+        vectors.append(s.floats(first, first + count))
         lengths.append(np.asarray(s.lengths[first : first + count]))
         moved.append((n, off, rel))
         n += count
@@ -105,6 +105,7 @@ def merge(w: Writer, names: list[str]) -> None:
         postings=(np.concatenate(keys).astype(np.uint64), np.concatenate(docs), np.concatenate(tfs)),
         defs=(np.concatenate(dkeys).astype(np.uint64), np.concatenate(ddocs)),
         blobs=blobs,
+        compact=w.compact_vectors or any(s.compact for s in segments.values()),
     )
 
     def apply(con: sqlite3.Connection) -> None:

@@ -1,7 +1,9 @@
 """One immutable segment: a batch of files' chunks, postings and vectors, written once and then mapped.
 
 Files in ``seg-<id>/`` (numpy ``.npy``, so a reader maps them with ``np.load(mmap_mode="r")``):
-- ``vectors.npy``: (chunks, dims) embeddings, float16 (half the disk, see benchmarks/README.md);
+- ``vectors.npy`` / ``vscale.npy``: (chunks, dims) embeddings, float16 (half the disk, see
+  benchmarks/README.md), or in a large repository's segments int8 codes (see ``quantize``); and one
+  float32 scale per chunk (1 for float16), so that ``codes * scale`` is the vector either way;
 - ``lengths.npy``: float32 BM25 length of each chunk (sum of its term counts);
 - ``keys.npy`` / ``offsets.npy`` / ``docs.npy`` / ``tfs.npy``: postings by term, CSR: the sorted 64-bit
   hashes of the terms present, where each term's run starts, and the chunk (local id) and count of each;
@@ -32,7 +34,7 @@ from codepith.store.layout import CacheError
 
 MAX_CHUNKS = 65535
 VECTOR_DTYPE = np.float16
-ARRAYS = ("vectors", "lengths", "keys", "offsets", "docs", "tfs", "dkeys", "dchunks")
+ARRAYS = ("vectors", "vscale", "lengths", "keys", "offsets", "docs", "tfs", "dkeys", "dchunks")
 FILES = (*(f"{a}.npy" for a in ARRAYS), "chunks.bin")
 
 
@@ -110,7 +112,9 @@ def _csr(keys: np.ndarray, docs: np.ndarray, tfs: np.ndarray) -> tuple[np.ndarra
     return uniq.astype(np.uint64), offsets, docs, tfs
 
 
-def write(folder: Path, files: Sequence[NewFile], dims: int) -> tuple[str, int, dict[str, list[object]], list[Placed]]:
+def write(
+    folder: Path, files: Sequence[NewFile], dims: int, *, compact: bool = False
+) -> tuple[str, int, dict[str, list[object]], list[Placed]]:
     """Write a segment of these files under ``folder`` and fsync it.
 
     Returns (name, chunks, {file: [bytes, digest]}, placements); nothing refers to it until the
@@ -154,8 +158,33 @@ def write(folder: Path, files: Sequence[NewFile], dims: int) -> tuple[str, int, 
         postings=(np.asarray(p_keys, np.uint64), p_docs, np.asarray(p_tfs, np.int64)),
         defs=(np.asarray(d_keys, np.uint64), np.asarray(d_docs, np.int64)),
         blobs=blobs,
+        compact=compact,
     )
     return name, n, sums, placed
+
+
+def half_vectors(vectors: np.ndarray) -> np.ndarray:
+    """float16 with subnormals flushed to zero. numpy turns a subnormal float16 into float32 on a slow
+    path, and the 0.1% of components below 6e-5 made a first search's conversion of the kernel's 1.33M
+    vectors 5x slower (2.6 s against 0.5 s); zeroing them moves a unit vector's cosine by about 1e-5."""
+    half = np.asarray(vectors, dtype=np.float32).astype(VECTOR_DTYPE)
+    half[np.abs(half) < np.finfo(VECTOR_DTYPE).smallest_normal] = 0
+    return half
+
+
+def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 codes and a float32 scale per row (symmetric, round to nearest): ``codes * scale`` is the vector.
+
+    Used for large repositories only. A search's first step turns the stored vectors into the float32
+    BLAS needs, once per process: for the kernel's 1.33M vectors numpy takes 0.1 s from int8 and 0.35-2.5 s
+    from float16 on this machine, which alone broke a 2 s cold CLI search. The price is precision: a
+    unit vector's cosine moves by up to ~5e-3 (97-100 of the kernel's dense top 100 stay the same), and on
+    the dev suite 149 of 540 hit lists would change, which is why small repositories keep float16."""
+    v = np.asarray(vectors, dtype=np.float32)
+    peak = np.abs(v).max(axis=1) if len(v) else np.zeros(0, np.float32)
+    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    codes = np.clip(np.rint(v / scale[:, None]), -127, 127).astype(np.int8)
+    return codes, scale
 
 
 def persist(
@@ -166,8 +195,10 @@ def persist(
     postings: tuple[np.ndarray, np.ndarray, np.ndarray],
     defs: tuple[np.ndarray, np.ndarray],
     blobs: Sequence[bytes],
+    compact: bool = False,
 ) -> tuple[str, dict[str, list[object]]]:
-    """Write the arrays under a temporary name, fsync, rename: a segment exists whole or not at all."""
+    """Write the arrays under a temporary name, fsync, rename: a segment exists whole or not at all.
+    ``compact``: vectors as int8 codes (``quantize``), else float16."""
     name = f"seg-{uuid.uuid4().hex[:16]}"
     tmp = folder / f".tmp-{name}"
     tmp.mkdir(parents=True)
@@ -180,8 +211,13 @@ def persist(
         keys, offsets, docs, tfs = _csr(p_keys, p_docs.astype(np.uint16), p_tfs.astype(tf_dtype))
         d_keys, d_docs = defs
         dorder = np.lexsort((d_docs, d_keys))
+        if compact:
+            codes, scale = quantize(vectors)
+        else:
+            codes, scale = half_vectors(vectors), np.ones(len(vectors), np.float32)
         arrays: dict[str, np.ndarray] = {
-            "vectors": vectors.astype(VECTOR_DTYPE),
+            "vectors": codes,
+            "vscale": scale,
             "lengths": lengths.astype(np.float32),
             "keys": keys,
             "offsets": offsets,
@@ -240,7 +276,9 @@ class Segment:
                 self._blob: mmap.mmap | bytes = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except (OSError, ValueError) as exc:
             raise CacheError(f"segment {folder.name} unreadable ({exc})") from None
-        self.vectors: np.ndarray = arr["vectors"]
+        self.vectors: np.ndarray = arr["vectors"]  # float16, or int8 codes in a compact segment
+        self.vscale: np.ndarray = arr["vscale"]
+        self.compact = self.vectors.dtype == np.int8
         self.lengths: np.ndarray = arr["lengths"]
         self.keys: np.ndarray = arr["keys"]
         self.offsets: np.ndarray = arr["offsets"]
@@ -250,6 +288,7 @@ class Segment:
         self.dchunks: np.ndarray = arr["dchunks"]
         if (
             self.vectors.shape[0] != n
+            or self.vscale.shape[0] != n
             or self.lengths.shape[0] != n
             or len(self.offsets) != len(self.keys) + 1
             or len(self.docs) != len(self.tfs)
@@ -257,6 +296,11 @@ class Segment:
             or len(self.dkeys) != len(self.dchunks)
         ):
             raise CacheError(f"segment {folder.name} is inconsistent")
+
+    def floats(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """Rows lo:hi as float32 vectors."""
+        rows = np.asarray(self.vectors[lo:hi], np.float32)
+        return rows * self.vscale[lo:hi, None] if self.compact else rows
 
     def postings(self, key: int) -> tuple[np.ndarray, np.ndarray]:
         """(local chunk ids, term counts) of one term."""
