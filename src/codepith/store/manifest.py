@@ -26,6 +26,7 @@ from filelock import FileLock, Timeout
 
 from codepith.store import segment as seg
 from codepith.store.layout import FORMAT_VERSION, CacheError
+from codepith.store.vectors import VectorCache
 
 log = logging.getLogger("codepith")
 
@@ -81,8 +82,7 @@ class Store:
         self._lock = FileLock(str(folder / "build.lock"))
         self._mutex = threading.RLock()
         self._con = self._connect()
-        self.vector_cache: dict[str, Any] = {}  # segment name -> float32 vectors, shared by this store's views
-        self.dense_calls = 0  # queries scored block by block before the float32 copy is kept (View.dense)
+        self.vectors = VectorCache()  # float32 copies of segment vectors, shared by this store's views
 
     def _connect(self) -> sqlite3.Connection:
         try:

@@ -21,9 +21,9 @@ from codepith.store.layout import CacheError
 from codepith.store.manifest import Store
 
 term_key = seg.term_key
-STREAM_FROM = 200_000  # vectors: a store this large scores its first queries block by block (see dense)
-STREAMED = 2  # ... this many (a CLI search asks twice: the search and its confidence)
-BLOCK = 8192  # rows converted at a time
+STREAM_FROM = 200_000  # vectors: a store this large streams until its float32 copies are made (see dense)
+STREAMED = 2  # ... which starts after this many queries (a CLI search asks twice: search and confidence)
+BLOCK = 8192  # rows converted at a time when streaming
 
 
 class View:
@@ -64,9 +64,7 @@ class View:
         self.file_of_chunk = np.repeat(np.arange(len(files), dtype=np.int32), counts)
         self.base = base
         self._cache: OrderedDict[int, list[Chunk]] = OrderedDict()
-        self._f32: list[np.ndarray] | None = None
-        self._shared = store.vector_cache
-        self._store = store
+        self._vectors = store.vectors
         self._mutex = threading.Lock()
 
     def __len__(self) -> int:
@@ -110,39 +108,28 @@ class View:
     def dense(self, qv: np.ndarray) -> np.ndarray:
         """Similarity of every physical chunk to a query vector, a segment at a time.
 
-        Vectors sit on disk as float16 (or int8 codes with a scale per chunk, scaled after the product:
-        a pass over n scores, not n x dims). BLAS needs float32: a long-lived process makes that copy
-        once and keeps it (40-60 ms a query over the kernel's 1.33M chunks). A large store's first
-        ``STREAMED`` queries convert a block at a time instead, so a one-shot search never allocates the
-        copy: in a fresh process those 1.36 GB cost 1-4 s of page faults, the blocks 0.06-0.2 s."""
+        A segment whose float32 copy the store's ``VectorCache`` holds is one BLAS product (40-60 ms
+        for all of the kernel); one without is streamed a block at a time (0.06-0.2 s for the kernel,
+        with no large allocation). Small stores copy at once; large ones only after ``STREAMED`` queries
+        and in the background, so a one-shot search never pays for the copy and no query waits for it.
+        int8 codes are scaled after the product: a pass over n scores, not n x dims values."""
         qv = np.ascontiguousarray(qv, dtype=np.float32)
-        shared = self._shared
-        if (
-            self._f32 is None
-            and self.n_physical >= STREAM_FROM
-            and self._store.dense_calls < STREAMED
-            and not any(s.name in shared for s in self.segments)
-        ):
-            self._store.dense_calls += 1
-            return self._streamed(qv)
-        if self._f32 is None:
-            # segments are immutable: a copy made for an earlier view of this store serves this one too
-            self._f32 = [_f32(shared, s) for s in self.segments]
-            for name in set(shared) - {s.name for s in self.segments}:
-                shared.pop(name, None)
-        pairs = zip(self._f32, self.segments, strict=True)
-        parts = [(m @ qv) * s.vscale if s.compact else m @ qv for m, s in pairs if len(m)]
-        return np.concatenate(parts) if parts else np.zeros(0, np.float32)
-
-    def _streamed(self, qv: np.ndarray) -> np.ndarray:
-        buf = np.empty((BLOCK, self.dims), np.float32)
+        cache = self._vectors
+        if self.n_physical < STREAM_FROM:
+            cache.fill(self.segments)
+        elif any(cache.get(s.name) is None for s in self.segments):
+            cache.asked += 1
+            if cache.asked > STREAMED:
+                cache.fill_later(self.segments)
         parts = []
+        buf: np.ndarray | None = None
         for s in self.segments:
-            out = np.empty(s.n, np.float32)
-            for b in range(0, s.n, BLOCK):
-                k = min(BLOCK, s.n - b)
-                np.copyto(buf[:k], s.vectors[b : b + k], casting="unsafe")
-                np.dot(buf[:k], qv, out=out[b : b + k])
+            m = cache.get(s.name)
+            if m is not None:
+                out = m @ qv
+            else:
+                buf = np.empty((BLOCK, self.dims), np.float32) if buf is None else buf
+                out = _streamed(s, qv, buf)
             parts.append(out * s.vscale if s.compact else out)
         return np.concatenate(parts) if parts else np.zeros(0, np.float32)
 
@@ -166,11 +153,13 @@ class View:
         return out
 
 
-def _f32(shared: dict[str, np.ndarray], s: seg.Segment) -> np.ndarray:
-    got = shared.get(s.name)
-    if got is None:
-        got = shared[s.name] = np.asarray(s.vectors, dtype=np.float32)  # int8 codes unscaled: dense() scales
-    return got
+def _streamed(s: seg.Segment, qv: np.ndarray, buf: np.ndarray) -> np.ndarray:
+    out = np.empty(s.n, np.float32)
+    for b in range(0, s.n, len(buf)):
+        k = min(len(buf), s.n - b)
+        np.copyto(buf[:k], s.vectors[b : b + k], casting="unsafe")
+        np.dot(buf[:k], qv, out=out[b : b + k])
+    return out
 
 
 def all_chunks(view: View) -> Sequence[Chunk]:
