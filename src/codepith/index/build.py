@@ -227,7 +227,7 @@ def reload(data: RepoData, st: Store) -> None:
     data.walk_skipped = skipped
     data.refreshed_at = float(meta.get("refreshed_at", "0") or 0)
     data.generation = int(meta.get("generation", "0"))
-    data.folders = data.stat_list = data.tally = None
+    data.stat_list = data.tally = None
     # What the last complete look depended on, so a new process can take the quick path too.
     fresh = json.loads(meta.get("fresh", "null") or "null") if meta.get("complete") == "1" else None
     if fresh:
@@ -397,7 +397,6 @@ def _refresh_locked(
         data.skipped_paths = walked.skipped_paths
         data.linked = walked.linked
         data.pruned = walked.pruned
-        data.folders = None
         data.watch = _stamp(walked.watch, racy_after)
         data.watch_key = key
     else:

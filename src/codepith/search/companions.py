@@ -6,6 +6,7 @@ data per language (``search/ecosystems.py``)."""
 from __future__ import annotations
 
 import weakref
+from functools import lru_cache
 
 from codepith.index.corpus import Corpus
 from codepith.search.ecosystems import unit_tables
@@ -15,6 +16,7 @@ _MAX_GROUP = 4  # a stem shared by more files than this (``utils.h`` in every fo
 _groups: weakref.WeakKeyDictionary[Corpus, dict[tuple[str, str], list[str]]] = weakref.WeakKeyDictionary()
 
 
+@lru_cache(maxsize=1 << 18)  # a corpus is rebuilt per generation: its 60k paths need not be re-split
 def unit_key(path: str) -> tuple[str, str] | None:
     """(family, stem without its half marker), or None for a file of a language without pairs."""
     name = path.rsplit("/", 1)[-1]
