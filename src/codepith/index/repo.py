@@ -43,7 +43,7 @@ class RepoData:
     skipped_paths: dict[str, str] | None = None
     linked: tuple[str, ...] = ()
     pruned: set[str] = field(default_factory=set)  # folders the walk did not enter
-    stat_list: list[tuple[str, int, int, bool]] | None = field(default=None, compare=False, repr=False)  # build's
+    stat_list: list[tuple[str, str, int, int, bool]] | None = field(default=None, compare=False, repr=False)  # build's
     tally: tuple[int, int] | None = field(default=None, compare=False, repr=False)  # (files, chunks), kept by build
 
     def skipped(self) -> SkipReport:
