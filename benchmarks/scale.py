@@ -362,24 +362,16 @@ def print_table(r: dict[str, Any]) -> None:
                 )
             )
             rows.append((f"warm query p50, no freshness check ({how})", f"{w['p50_bare'] * 1000:.0f} ms", "", ""))
-            if w.get("edit_inplace") is not None:
-                rows.append(
-                    (
-                        f"one-file edit in place -> next search shows it ({how})",
-                        f"{w['edit_inplace']:.2f} s (found: {w['edit_inplace_found']})",
-                        "< 1 s",
-                        ok(w["edit_inplace"] < 1 and w["edit_inplace_found"]),
+            for key, label in (("edit_inplace", "in place"), ("edit", "by rename")):
+                if w.get(key) is not None:
+                    rows.append(
+                        (
+                            f"one-file edit {label} -> next search shows it ({how})",
+                            f"{w[key]:.2f} s (found: {w[key + '_found']})",
+                            "< 1 s",
+                            ok(w[key] < 1 and w[key + "_found"]),
+                        )
                     )
-                )
-            if w.get("edit") is not None:
-                rows.append(
-                    (
-                        f"one-file edit by rename -> next search shows it ({how})",
-                        f"{w['edit']:.2f} s (found: {w['edit_found']})",
-                        "< 1 s",
-                        ok(w["edit"] < 1 and w["edit_found"]),
-                    )
-                )
     k = r.get("kill")
     if isinstance(k, dict):
         fin, kept = int(k["finished_at_kill"]), int(k["committed_at_kill"])
