@@ -331,6 +331,30 @@ def test_an_edit_in_place_is_read_alone_without_a_walk(tmp_path: Path, model) ->
     assert build.quick_check(data) == set()
 
 
+def test_a_folder_that_changed_is_walked_alone(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    # a file saved through a rename (or added) moves its folder's mtime: that folder is walked, not the tree
+    from codepith.index import build
+
+    write(tmp_path, {f"pkg{i % 3}/m{i}.py": f"def handler_{i}(request):\n    return {i}\n" for i in range(30)})
+    _age(tmp_path)
+    index = codepith.Index.from_path(tmp_path, model=model)
+    data = index._data[0]
+    tmp = tmp_path / "pkg1/.m4.py.swp"
+    tmp.write_text("def saved_by_rename(request):\n    return 4\n")
+    os.replace(tmp, tmp_path / "pkg1/m4.py")
+    (tmp_path / "pkg2/added.py").write_text("def added_helper():\n    return 0\n")
+    assert build.quick_check(data) == {"pkg1", "pkg1/m4.py", "pkg2"}
+    assert index.search("saved_by_rename", top_k=3)[0].chunk.file_path == "pkg1/m4.py"
+    stats = index.last_stats[0]
+    assert not stats.walked and stats.changed == 1 and stats.added == 1
+    assert "added_helper" in {s for r in index.search("added helper", top_k=5) for s in r.chunk.symbols}
+    _age(tmp_path)  # once the new stamps are old enough to trust, the check is quick again
+    index.refresh()
+    assert build.quick_check(data) == set()
+    again = codepith.Index.from_path(tmp_path, model=model)  # and a new process takes the quick path
+    assert not again.last_stats[0].walked and not again.last_stats[0].dirty
+
+
 @pytest.mark.parametrize("how", ["workers", "broken-workers"])
 def test_worker_processes_give_the_same_index(tmp_path: Path, model, monkeypatch, how: str) -> None:  # type: ignore[no-untyped-def]
     from codepith.index import workers

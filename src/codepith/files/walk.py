@@ -468,6 +468,7 @@ class Region:
     files: list[SourceFile]
     skipped: dict[str, str]
     pruned: set[str]  # folders inside the region that a walk does not enter
+    watch: tuple[str, ...] = ()  # the walk's watch list inside the region (see ``_Walker.watch``)
 
     def holds(self, rel: str) -> bool:
         return holds(self.rel, rel)
@@ -533,9 +534,11 @@ def walk_region(root: Path, rel: str, content: str = "code", max_file_bytes: int
                 w._skip(folder, reason, sub_rel)
         break  # a file where the path needs a folder: nothing below it
     w.files.sort(key=lambda f: f.rel_path)
+    here = os.path.join(root_str, *parts)
     return Region(
         rel,
         [f for f in w.files if holds(rel, f.rel_path)],
         {k: v for k, v in w.skipped_paths.items() if holds(rel, k)},
         {k for k in w.pruned if holds(rel, k)},
+        tuple(p for p in w.watch if p == here or p.startswith(here + os.sep)),
     )

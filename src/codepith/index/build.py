@@ -136,9 +136,13 @@ def quick_check(data: RepoData) -> set[str] | None:
     stat = os.stat
     moved: set[str] = set()
     try:
-        for path, mtime in data.watch:  # folders first: adds, deletes and renames show here
+        top = data.root.rstrip(os.sep) + os.sep
+        for path, mtime in data.watch:  # folders: adds, deletes and renames show here
             if stat(path).st_mtime_ns != mtime:
-                return None
+                rel = path[len(top) :].replace(os.sep, "/") if path.startswith(top) else ""
+                if not rel or rel.startswith(".git/"):  # the root folder, git's exclude rules: a walk decides
+                    return None
+                moved.add(rel)
         if data.stat_list is None:
             root = data.root
             data.stat_list = [
@@ -148,8 +152,8 @@ def quick_check(data: RepoData) -> set[str] | None:
             info = stat(path)
             if racy or info.st_mtime_ns != mtime or info.st_size != size:
                 moved.add(rel)
-                if len(moved) > changes.MAX_REGIONS:
-                    return None
+        if len(moved) > changes.MAX_REGIONS:
+            return None
     except OSError:  # gone: a walk says what else went with it
         return None
     return moved
@@ -407,7 +411,7 @@ def _refresh_locked(
         data.watch = _stamp(walked.watch, racy_after)
         data.watch_key = key
     else:
-        changes.settle(data, delta)
+        changes.settle(data, delta, racy_after)
     data.refreshed_at = time.time()
     if stats.dirty or w.store.meta().get("complete") != "1":
         w.finish(walk_skipped=_skipped_json(data), refreshed_at=data.refreshed_at, fresh=_fresh(data))

@@ -37,6 +37,7 @@ class Delta:
     old_skipped: dict[str, str]  # skip entries held inside the regions
     pruned: set[str]  # folders inside the regions that a walk does not enter now
     moved: bool  # something was added, removed or renamed: the folders' recorded mtimes are stale
+    watch: tuple[str, ...] = ()  # the walk's watch list inside the regions, as they are now
 
 
 def _outermost(rels: Iterable[str], pruned: set[str]) -> list[str]:
@@ -89,6 +90,7 @@ def plan(data: RepoData, changed: Iterable[str], max_file_bytes: int | None) -> 
     old_files: list[str] = []
     old_skipped: dict[str, str] = {}
     pruned: set[str] = set()
+    watch: list[str] = []
     moved = False
     scans = 0
     for rel in rels:
@@ -100,6 +102,7 @@ def plan(data: RepoData, changed: Iterable[str], max_file_bytes: int | None) -> 
         if region is None:
             return None
         regions.append(rel)
+        watch.extend(region.watch)
         files.extend(region.files)
         skipped.update(region.skipped)
         pruned |= region.pruned
@@ -123,7 +126,7 @@ def plan(data: RepoData, changed: Iterable[str], max_file_bytes: int | None) -> 
                 return None
             old_files.extend(k for k in data.files if holds(rel, k) and k != rel)
             old_skipped.update((k, v) for k, v in data.skipped_paths.items() if holds(rel, k))
-    return Delta(tuple(regions), files, skipped, old_files, old_skipped, pruned, moved)
+    return Delta(tuple(regions), files, skipped, old_files, old_skipped, pruned, moved, tuple(watch))
 
 
 def _held_below(data: RepoData, rel: str) -> bool:
@@ -136,7 +139,7 @@ def _held_below(data: RepoData, rel: str) -> bool:
     )
 
 
-def settle(data: RepoData, delta: Delta) -> None:
+def settle(data: RepoData, delta: Delta, racy_after: int) -> None:
     """Bring the skip report in line with the regions, and drop folder stamps a move made stale."""
     assert data.skipped_paths is not None
     for rel, reason in delta.old_skipped.items():
@@ -149,4 +152,26 @@ def settle(data: RepoData, delta: Delta) -> None:
             data.walk_skipped.add(reason, rel)
     if delta.moved:
         data.pruned = {p for p in data.pruned if not any(holds(r, p) for r in delta.regions)} | delta.pruned
-        data.watch = []  # the stat shortcut no longer knows every folder: the next check walks
+    data.watch = _restamped(data, delta, racy_after)
+
+
+def _restamped(data: RepoData, delta: Delta, racy_after: int) -> list[tuple[str, int]]:
+    """The stat shortcut's watch list with the regions' part replaced by what their walks listed now,
+    so a folder that gained or lost an entry costs a walk of that folder, not of the tree. A stamp too
+    recent to trust is kept as -1: the next check looks at that region again (cheaply) until it ages.
+    An empty list stays empty (the next check walks): a region's stamps never stand for the whole tree."""
+    if not data.watch:
+        return []
+    tops = [os.path.join(data.root, *r.split("/")) for r in delta.regions]
+
+    def inside(path: str) -> bool:
+        return any(path == t or path.startswith(t + os.sep) for t in tops)
+
+    kept = [(p, m) for p, m in data.watch if not inside(p)]
+    for path in dict.fromkeys(delta.watch):
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            return []  # moved again meanwhile: the next check walks
+        kept.append((path, mtime if mtime < racy_after else -1))
+    return kept
