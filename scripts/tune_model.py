@@ -101,7 +101,9 @@ def _token_batches(tokenizer_json: str, texts: list[str], max_chars: int) -> lis
     tok.no_truncation()
     tok.no_padding()
     encoded = tok.encode_batch([t[:max_chars] for t in texts], add_special_tokens=False)
-    return [e.ids for e in encoded]
+    # codepith's loader (like model2vec) drops unknown tokens before pooling: train on what it pools
+    unk = tok.token_to_id(json.loads(tokenizer_json).get("model", {}).get("unk_token") or "[UNK]")
+    return [[i for i in e.ids if i != unk] for e in encoded]
 
 
 def train(args: argparse.Namespace) -> None:
