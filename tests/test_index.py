@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import codepith
 from codepith.errors import CodepithError, PathError
+from codepith.index.repo import RepoData
 from codepith.store import layout as store
 
 SAMPLE = {
@@ -307,22 +308,27 @@ def test_quick_check_never_hides_a_change(tmp_path: Path, model, monkeypatch, ch
         assert gone not in names
 
 
+def _aged_index(root: Path, model, folders: int) -> tuple[codepith.Index, RepoData]:  # type: ignore[no-untyped-def]
+    """An index of 30 small files over ``folders`` folders, every mtime old enough for the quick check."""
+    write(root, {f"pkg{i % folders}/m{i}.py": f"def handler_{i}(request):\n    return {i}\n" for i in range(30)})
+    _age(root)
+    index = codepith.Index.from_path(root, model=model)
+    return index, index._data[0]
+
+
 def test_an_edit_in_place_is_read_alone_without_a_walk(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
     # the stat check names the file that moved; only that file is re-read (a walk of the kernel: 1.3 s)
     from codepith.index import build
 
-    write(tmp_path, {f"pkg/m{i}.py": f"def handler_{i}(request):\n    return {i}\n" for i in range(30)})
-    _age(tmp_path)
-    index = codepith.Index.from_path(tmp_path, model=model)
-    data = index._data[0]
-    target = tmp_path / "pkg/m7.py"
-    folder_mtime = os.stat(tmp_path / "pkg").st_mtime_ns
+    index, data = _aged_index(tmp_path, model, 1)
+    target = tmp_path / "pkg0/m7.py"
+    folder_mtime = os.stat(tmp_path / "pkg0").st_mtime_ns
     with open(target, "w") as fh:  # in place: the folder's mtime does not move
         fh.write("def renamed_handler(request):\n    return 7\n")
-    assert os.stat(tmp_path / "pkg").st_mtime_ns == folder_mtime
-    assert build.quick_check(data) == {"pkg/m7.py"}
+    assert os.stat(tmp_path / "pkg0").st_mtime_ns == folder_mtime
+    assert build.quick_check(data) == {"pkg0/m7.py"}
     hits = index.search("renamed_handler", top_k=3)
-    assert hits[0].chunk.file_path == "pkg/m7.py" and "renamed_handler" in hits[0].chunk.symbols
+    assert hits[0].chunk.file_path == "pkg0/m7.py" and "renamed_handler" in hits[0].chunk.symbols
     stats = index.last_stats[0]
     assert not stats.walked and stats.changed == 1
     past = time.time_ns() - 600 * 1_000_000_000
@@ -335,10 +341,7 @@ def test_a_folder_that_changed_is_walked_alone(tmp_path: Path, model) -> None:  
     # a file saved through a rename (or added) moves its folder's mtime: that folder is walked, not the tree
     from codepith.index import build
 
-    write(tmp_path, {f"pkg{i % 3}/m{i}.py": f"def handler_{i}(request):\n    return {i}\n" for i in range(30)})
-    _age(tmp_path)
-    index = codepith.Index.from_path(tmp_path, model=model)
-    data = index._data[0]
+    index, data = _aged_index(tmp_path, model, 3)
     tmp = tmp_path / "pkg1/.m4.py.swp"
     tmp.write_text("def saved_by_rename(request):\n    return 4\n")
     os.replace(tmp, tmp_path / "pkg1/m4.py")
