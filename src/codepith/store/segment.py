@@ -178,7 +178,7 @@ def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Used for large repositories only. A search's first step turns the stored vectors into the float32
     BLAS needs, once per process: for the kernel's 1.33M vectors numpy takes 0.1 s from int8 and 0.35-2.5 s
     from float16 on this machine, which alone broke a 2 s cold CLI search. The price is precision: a
-    unit vector's cosine moves by up to ~5e-3 (97-100 of the kernel's dense top 100 stay the same), and on
+    unit vector's cosine moves by up to ~6e-3 (97-100 of the kernel's dense top 100 stay the same), and on
     the dev suite 149 of 540 hit lists would change, which is why small repositories keep float16."""
     v = np.asarray(vectors, dtype=np.float32)
     peak = np.abs(v).max(axis=1) if len(v) else np.zeros(0, np.float32)
