@@ -220,14 +220,19 @@ class Corpus:
         out = np.concatenate(mats)
         return out if self.identity else out[self.perm]
 
-    def flag(self, idx: int, name: str, test: Callable[[Chunk], bool]) -> bool:
+    def flags(self, name: str, test: Callable[[Chunk], bool]) -> Callable[[int], bool]:
         """A per-chunk fact derived from the chunk, computed on first use and kept with the corpus: a query
         asks it of its few hundred candidates, never of every chunk (1.3M in the Linux kernel)."""
         memo = self._flags.setdefault(name, {})
-        got = memo.get(idx)
-        if got is None:
-            got = memo[idx] = test(self.chunks[idx])
-        return got
+        chunk = self.chunk
+
+        def get(idx: int) -> bool:
+            got = memo.get(idx)
+            if got is None:
+                got = memo[idx] = test(chunk(idx))
+            return got
+
+        return get
 
     def __len__(self) -> int:
         return self.n

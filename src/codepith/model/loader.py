@@ -110,6 +110,8 @@ class StaticModel:
         """Embed texts as float32 rows of shape (len(texts), dims); an empty text gives a zero row."""
         if isinstance(texts, str):
             raise TypeError("encode() takes a sequence of strings, not a single string")
+        if len(texts) == 1:
+            return self._encode_batch(texts)
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         step = max(1, int(batch_size))
         for begin in range(0, len(texts), step):
@@ -124,6 +126,11 @@ class StaticModel:
         else:
             texts = list(texts)
         id_lists = self._id_lists(texts)
+        if len(id_lists) == 1:  # a query: the same ids without the batch bookkeeping
+            one = id_lists[0]
+            if self._unk_id is not None:
+                one = [i for i in one if i != self._unk_id]
+            return np.asarray(one, dtype=np.int64), np.asarray([len(one)], dtype=np.int64)
         lengths = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
         flat = np.fromiter(chain.from_iterable(id_lists), dtype=np.int64, count=int(lengths.sum()))
         if self._unk_id is not None and flat.size:

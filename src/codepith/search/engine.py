@@ -18,7 +18,7 @@ from codepith.search.ranking import (
     is_declaration_chunk,
     is_wiring_chunk,
     path_match_ratio,
-    path_penalty,
+    path_penalty_for,
     stem_matches_symbol,
 )
 from codepith.search.result import SearchResult
@@ -100,11 +100,22 @@ def _qualifier_holds(corpus: Corpus, path: str, qualifier: str) -> bool:
     return any(corpus.chunks[i].file_path == path for i in corpus.definitions.get(qualifier.lower(), []))
 
 
-def _boost_coherent_files(corpus: Corpus, scores: dict[int, float], top: float) -> None:
+def _files_of(corpus: Corpus, scores: dict[int, float], known: dict[int, int] | None = None) -> dict[int, int]:
+    """Each candidate's file number, gathered in one array read (a numpy scalar read per chunk costs more
+    than the rest of the re-ranking); ``known`` numbers are kept and only the others read."""
+    todo = list(scores) if known is None else [i for i in scores if i not in known]
+    got = dict(known or {})
+    if todo:
+        keys = np.asarray(todo, dtype=np.int64)
+        got.update(zip(todo, corpus.file_of_chunk[keys].tolist(), strict=True))
+    return got
+
+
+def _boost_coherent_files(corpus: Corpus, scores: dict[int, float], top: float, file_of: dict[int, int]) -> None:
     file_sum: dict[int, float] = {}
     best: dict[int, int] = {}
     for idx, s in scores.items():
-        f = int(corpus.file_of_chunk[idx])
+        f = file_of[idx]
         file_sum[f] = file_sum.get(f, 0.0) + s
         if f not in best or s > scores[best[f]]:
             best[f] = idx
@@ -113,9 +124,17 @@ def _boost_coherent_files(corpus: Corpus, scores: dict[int, float], top: float) 
         scores[idx] += COHERENCE * top * file_sum[f] / most
 
 
-def _boost_path_words(corpus: Corpus, query: Query, scores: dict[int, float], top: float) -> None:
+def _boost_path_words(
+    corpus: Corpus, query: Query, scores: dict[int, float], top: float, file_of: dict[int, int]
+) -> None:
+    keywords = tuple(query.keywords)
+    files = corpus.files
+    by_file: dict[int, float] = {}
     for idx in scores:
-        ratio = path_match_ratio(corpus.chunks[idx].file_path, query.keywords)  # memoised per (file, words)
+        f = file_of[idx]
+        ratio = by_file.get(f)
+        if ratio is None:
+            ratio = by_file[f] = path_match_ratio(files[f], keywords)
         if ratio >= 0.1:
             scores[idx] += PATH_WORDS * top * ratio
 
@@ -166,18 +185,22 @@ def _raise_companions(corpus: Corpus, scores: dict[int, float], lex: np.ndarray 
                 scores[pick] = COMPANION * s
 
 
-def _select(corpus: Corpus, scores: dict[int, float], top_k: int) -> list[tuple[float, int]]:
+def _select(
+    corpus: Corpus, scores: dict[int, float], top_k: int, file_of: dict[int, int] | None = None
+) -> list[tuple[float, int]]:
     """Best first, each further chunk of an already-chosen file discounted, so ten results show
     several places rather than one file ten times."""
-    ranked = sorted(scores.items(), key=lambda t: (-t[1], t[0]))
+    file_of = _files_of(corpus, scores, file_of)
+    keys = np.fromiter(scores, dtype=np.int64, count=len(scores))
+    values = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
+    order = np.lexsort((keys, -values))  # by score, ties by index
     per_file: dict[int, int] = {}
     chosen: list[tuple[float, int]] = []
     best: list[float] = []  # min-heap of the top_k effective scores so far; its root is the bar to beat
-    file_of_chunk = corpus.file_of_chunk
-    for idx, s in ranked:
+    for idx, s in zip(keys[order].tolist(), values[order].tolist(), strict=True):
         if len(best) >= top_k and s <= best[0]:
             break  # discounts only lower scores, and the rest are lower already
-        f = int(file_of_chunk[idx])
+        f = file_of[idx]
         n = per_file.get(f, 0)
         eff = s * (SATURATION**n)
         per_file[f] = n + 1
@@ -222,7 +245,8 @@ def search(
         return []
     if mode == "hybrid":
         top = max(scores.values())
-        _boost_coherent_files(corpus, scores, top)
+        file_of = _files_of(corpus, scores)
+        _boost_coherent_files(corpus, scores, top, file_of)
         if query.issue:
             _apply_evidence(corpus, gather(corpus, analyze_issue(text)), scores, lex, top)
         else:
@@ -234,34 +258,47 @@ def search(
                 _boost_definitions(
                     corpus, query, names, scores, top * (DEFINITION if query.symbol_like else EMBEDDED_DEFINITION)
                 )
+        file_of = _files_of(corpus, scores, file_of)  # the chunks the boosts brought in as well
         if not query.symbol_like:
-            _boost_path_words(corpus, query, scores, top)
+            _boost_path_words(corpus, query, scores, top, file_of)
+        penalty = path_penalty_for(query)
+        wiring = corpus.flags("wiring", is_wiring_chunk)
+        files = corpus.files
+        by_file: dict[int, float] = {}
         for idx in scores:
-            chunk = corpus.chunks[idx]
-            scores[idx] *= path_penalty(chunk.file_path, query) * (
-                WIRING if corpus.flag(idx, "wiring", is_wiring_chunk) else 1.0
-            )
+            f = file_of[idx]
+            factor = by_file.get(f)
+            if factor is None:
+                factor = by_file[f] = penalty(files[f])
+            scores[idx] *= factor * (WIRING if wiring(idx) else 1.0)
         if DECLARATION < 1.0 and not query.symbol_like:
+            declaration = corpus.flags("declaration", is_declaration_chunk)
             for idx in scores:
-                if corpus.flag(idx, "declaration", is_declaration_chunk):
+                if declaration(idx):
                     scores[idx] *= DECLARATION
         if COMPANION and has_units(corpus):
             _raise_companions(corpus, scores, lex)
-        chosen = _select(corpus, scores, top_k)
+        chosen = _select(corpus, scores, top_k, file_of)
     else:
         chosen = sorted(((s, i) for i, s in scores.items()), key=lambda t: (-t[0], t[1]))[:top_k]
-    lex_pos = {int(i): r for r, i in enumerate(lex_rank.tolist())}
-    dense_pos = {int(i): r for r, i in enumerate(dense_rank.tolist())}
+    lex_ids, dense_ids = lex_rank.tolist(), dense_rank.tolist()
     return [
         SearchResult(
-            chunk=corpus.chunks[idx],
+            chunk=corpus.chunk(idx),
             score=float(s),
-            lexical_rank=lex_pos.get(idx),
-            dense_rank=dense_pos.get(idx),
-            path_match=path_match_ratio(corpus.chunks[idx].file_path, query.keywords) > 0,
+            lexical_rank=_position(lex_ids, idx),
+            dense_rank=_position(dense_ids, idx),
+            path_match=path_match_ratio(corpus.chunk(idx).file_path, query.keywords) > 0,
         )
         for s, idx in chosen
     ]
+
+
+def _position(ids: list[int], idx: int) -> int | None:
+    try:
+        return ids.index(idx)
+    except ValueError:
+        return None
 
 
 def related(corpus: Corpus, chunk_index: int, top_k: int = 5) -> list[SearchResult]:

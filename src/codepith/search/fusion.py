@@ -28,8 +28,12 @@ def top_indices(scores: np.ndarray, n: int, *, positive_only: bool = False) -> n
 
 
 def rrf(ranked_lists: Sequence[np.ndarray], weights: Sequence[float], k: float = RRF_K) -> dict[int, float]:
+    """Each index's sum of ``w / (k + rank)`` (rank from 1), in order of first appearance."""
     fused: dict[int, float] = {}
     for ranked, w in zip(ranked_lists, weights, strict=True):
-        for rank, idx in enumerate(ranked.tolist()):
-            fused[idx] = fused.get(idx, 0.0) + w / (k + rank + 1)
+        ids = ranked.tolist()
+        shares = (w / (k + np.arange(len(ids), dtype=np.float64) + 1.0)).tolist()  # same float steps as w / (k + r + 1)
+        get = fused.get
+        for idx, share in zip(ids, shares, strict=True):
+            fused[idx] = get(idx, 0.0) + share
     return fused

@@ -4,7 +4,7 @@ the benchmark decides whether it stays (see benchmarks/README.md for the ablatio
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from codepith.chunks.chunk import Chunk
@@ -75,11 +75,12 @@ def is_wiring(content: str) -> bool:
     return wiring >= 0.8 * len(lines)
 
 
-def path_penalty(path: str, query: Query) -> float:
-    """Tests, examples, vendored code, re-export barrels and stubs rank below the code they serve,
-    unless the query asks for them."""
+def path_penalty_for(query: Query) -> Callable[[str], float]:
+    """A path's factor for this query: tests, examples, vendored code, re-export barrels and stubs rank
+    below the code they serve, unless the query asks for them."""
     words = set(query.terms)
-    return _path_factor(path, bool(words & ASKS_FOR_TESTS), bool(words & ASKS_FOR_EXAMPLES))
+    asks_tests, asks_examples = bool(words & ASKS_FOR_TESTS), bool(words & ASKS_FOR_EXAMPLES)
+    return lambda path: _path_factor(path, asks_tests, asks_examples)
 
 
 @lru_cache(maxsize=65536)

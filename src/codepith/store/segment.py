@@ -270,7 +270,9 @@ class Segment:
         self.name = folder.name
         self.n = n
         try:
-            arr = {a: np.load(folder / f"{a}.npy", mmap_mode="r", allow_pickle=False) for a in ARRAYS}
+            # Plain ndarray views of the maps: the same pages, without np.memmap's per-slice Python hooks,
+            # which cost more than the lookups themselves in a search's few hundred postings reads.
+            arr = {a: np.asarray(np.load(folder / f"{a}.npy", mmap_mode="r", allow_pickle=False)) for a in ARRAYS}
             with open(folder / "chunks.bin", "rb") as fh:
                 size = os.fstat(fh.fileno()).st_size
                 self._blob: mmap.mmap | bytes = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
