@@ -12,7 +12,8 @@ the MCP ``search`` tool does (packet, breadcrumbs, confidence) at each budget. A
 (``gold_changed``, pre-patch numbering) counts when the reply shows it as a numbered code row under
 its file's header. Per instance: changed lines shown / changed lines; the headline is the mean over
 instances. ``reach`` is the same share for the lines inside the returned hits' spans (what a reply
-with no budget would show): the ceiling ranking leaves for the packet.
+with no budget would show): the ceiling ranking leaves for the packet. ``file_reach`` counts the
+changed lines anywhere in the hits' files: what a packet could show by reaching past the hits.
 
 ``--src`` runs another checkout's codepith (e.g. main's, for a before/after) with this harness.
 Writes summary.json (and results.json per instance) into ``--out``.
@@ -111,21 +112,26 @@ def main(argv: list[str] | None = None) -> int:
             extra: dict[str, Any] = {}
             if "enclosing" in accepts:
                 extra["enclosing"] = index.enclosing
+            if "file_lines" in accepts:
+                extra["file_lines"] = index.file_lines
             if "confident" in accepts:
                 extra["confident"] = index.confidence(query).confident
             gold = changed_lines(inst)
             reach = {(r.chunk.file_path, n) for r in results for n in range(r.chunk.start_line, r.chunk.end_line + 1)}
+            hit_files = {r.chunk.file_path for r in results}
             row: dict[str, Any] = {
                 "instance_id": inst["instance_id"],
                 "repo": name,
                 "changed": len(gold),
                 "reach": len(gold & reach) / len(gold),
+                "file_reach": sum(1 for path, _ in gold if path in hit_files) / len(gold),
             }
             for b in budgets:
                 text = render_packet(query, results, max_chars=b, read_call=mcp_read_call, **extra)
                 assert len(text) <= b, f"reply of {len(text)} chars over {b}"
                 shown = {(p, n) for p, lines in packet_shown_lines(text).items() for n in lines}
                 row[f"recall@{b}"] = len(gold & shown) / len(gold)
+                row[f"chars@{b}"] = len(text)
             row["seconds"] = round(time.perf_counter() - t0, 3)
             rows.append(row)
             print(
@@ -144,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         "src": str(Path(args.src).resolve()),
         "set": args.set,
         "reach": mean("reach"),
+        "file_reach": mean("file_reach"),
         **{f"recall@{b}": mean(f"recall@{b}") for b in budgets},
         **{f"any_line@{b}": round(sum(r[f"recall@{b}"] > 0 for r in rows) / max(len(rows), 1), 3) for b in budgets},
     }

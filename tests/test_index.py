@@ -55,6 +55,19 @@ def test_search_finds_definition_and_reports_fields(tmp_path: Path, model) -> No
     assert words[0].chunk.file_path == "app/routes.py"
 
 
+def test_file_lines_are_the_indexed_lines(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, {**SAMPLE, ".env": "API_KEY=sk-live-123\n"})
+    index = codepith.Index.from_path(tmp_path, model=model)
+    lines = index.file_lines("app/routes.py")
+    on_disk = SAMPLE["app/routes.py"].split("\n")
+    assert lines[1] == on_disk[0] and lines[5] == on_disk[4]
+    assert all(text == on_disk[n - 1] for n, text in lines.items())
+    assert index.file_lines("app/missing.py") == {}
+    assert index.file_lines(".env") == {}  # never indexed, so never shown
+    (tmp_path / "app/routes.py").write_text("def changed():\n    pass\n")
+    assert index.file_lines("app/routes.py")[1] == on_disk[0]  # what was searched, until a refresh
+
+
 def test_no_match_is_empty_not_error(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
     write(tmp_path, SAMPLE)
     index = codepith.Index.from_path(tmp_path, model=model)

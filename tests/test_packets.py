@@ -411,3 +411,66 @@ def test_first_hits_of_new_files_before_second_hits_of_shown_files(tmp_path: Pat
         elif ("a.py", 1, 10) in spans and len(packet) > 300:
             assert ("b.py", 1, 1) in spans, budget
     assert saw_both
+
+
+ISSUE = (
+    "Session hooks are dropped when a request passes its own hooks. Calling `Session.request` with "
+    "`hooks={'response': callback}` loses the session's `register_hook` callbacks, so the `dispatch_hook` "
+    "call only sees one list. Traceback mentions merge_hooks and prepare_request in sessions.py; "
+    "expected both callbacks to run for every response object returned by the adapter."
+)
+
+
+def issue_repo(root: Path) -> tuple[list[SearchResult], dict[int, str]]:
+    """One file whose best hit is docs, while the line an issue names sits elsewhere in the file."""
+    lines = [f"    filler_{i} = {i}" for i in range(1, 121)]
+    lines[9] = "def request(self, method, url, hooks=None):"
+    lines[10] = '    """Send a request with hooks, callbacks and the session register_hook ones."""'
+    lines[79] = "def merge_hooks(request_hooks, session_hooks, dispatch_hook=None):"
+    lines[80] = "    merged = dict(session_hooks)  # register_hook callbacks first"
+    write(root, "requests/sessions.py", lines)
+    write(root, "requests/other.py", [f"OTHER_{i} = {i}" for i in range(1, 30)])
+    results = [hit(root, "requests/sessions.py", 10, 30, 0.9), hit(root, "requests/other.py", 1, 29, 0.5)]
+    return results, {n: text for n, text in enumerate(lines, 1)}
+
+
+def test_issue_query_shows_evidence_past_the_hits(tmp_path: Path) -> None:
+    results, lines = issue_repo(tmp_path)
+    asked: list[str] = []
+
+    def file_lines(path: str) -> dict[int, str]:
+        asked.append(path)
+        return lines if path == "requests/sessions.py" else {}
+
+    for budget in (1500, 4000, 8000):
+        packet = render_packet(ISSUE, results, max_chars=budget, read_call=mcp_read_call, file_lines=file_lines)
+        assert len(packet) <= budget
+        headers = [line for line in packet.split("\n") if line.startswith("FILE ")]
+        extra = [h for h in headers if h.endswith("(issue evidence, not a hit)")]
+        assert extra, packet
+        assert all(h.startswith("FILE requests/sessions.py  LINES ") for h in extra)
+        assert "80| def merge_hooks(request_hooks, session_hooks, dispatch_hook=None):" in packet
+        # the evidence comes after its file's hit, and is never listed among the hits left out
+        assert packet.index("LINES 10-30") < packet.index("80| def merge_hooks")
+        assert "78-82" not in "".join(line for line in packet.split("\n") if "hits" in line and "FILE" not in line)
+    assert asked[0] == "requests/sessions.py"
+
+
+def test_short_query_or_no_file_lines_shows_only_hits(tmp_path: Path) -> None:
+    results, lines = issue_repo(tmp_path)
+    plain = render_packet(ISSUE, results, max_chars=4000, read_call=mcp_read_call)
+    short = render_packet("merge_hooks", results, max_chars=4000, read_call=mcp_read_call, file_lines=lambda p: lines)
+    for packet in (plain, short):
+        assert "issue evidence" not in packet
+        assert "def merge_hooks" not in packet
+
+
+def test_evidence_lines_that_fail_to_load_leave_the_packet_as_it_was(tmp_path: Path) -> None:
+    results, _ = issue_repo(tmp_path)
+
+    def broken(path: str) -> dict[int, str]:
+        raise OSError("gone")
+
+    assert render_packet(ISSUE, results, max_chars=4000, read_call=mcp_read_call, file_lines=broken) == render_packet(
+        ISSUE, results, max_chars=4000, read_call=mcp_read_call
+    )

@@ -428,6 +428,21 @@ class Index:
                     total += corpus.file_chars[f]
         return total
 
+    def file_lines(self, file_path: str) -> dict[int, str]:
+        """A file's lines as indexed (a result path), by number; {} for a file the index does not hold.
+
+        Read from its chunks, not from disk: a packet shows what was searched, and ignored or secret
+        files (never indexed) stay unread."""
+        corpus = self.corpus
+        lines: dict[int, str] = {}
+        for i in corpus.chunk_indices(file_path):
+            chunk = corpus.chunk(i)
+            for offset, text in enumerate(chunk.content.split("\n")):
+                if chunk.start_line + offset > chunk.end_line:
+                    break
+                lines.setdefault(chunk.start_line + offset, text.rstrip())
+        return lines
+
     def enclosing(self, file_path: str, language: str, line: int) -> tuple[Definition, ...]:
         """The definitions around ``file_path:line`` (a result path), outermost first; () when unknown.
 

@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 
 from codepith.chunks.chunk import Chunk
 from codepith.index.tokens import tokenize
-from codepith.output.evidence import ANCHOR, gather, line_rarity
+from codepith.output.evidence import ANCHOR, Evidence, gather, line_rarity
 from codepith.output.names import show_name
 from codepith.search.result import SearchResult
 from codepith.structure.definitions import Definition
 
 ReadCall = Callable[[str, int, int], str]
+# result path -> that file's indexed lines by number (for an issue-sized query's evidence past the hits)
+FileLines = Callable[[str], Mapping[int, str]]
 # (result path, language, line) -> the definitions around that line, outermost first
 Enclosing = Callable[[str, str, int], Sequence[Definition]]
 
@@ -41,6 +43,8 @@ PROSE_WEIGHT = 0.3  # for an issue-sized query, evidence on a comment or docstri
 WEAK_HITS = 3  # hits listed under a "no confident match" reply
 CRUMB_SIGNATURE_CHARS = 70  # a breadcrumb's signature is cut here
 CRUMB_DEPTH = 3  # breadcrumbs name at most this many enclosing definitions (outermost and innermost kept)
+EVIDENCE_FILES = 2  # an issue-sized query: the best files whose strongest evidence past the hits is shown too
+EVIDENCE_LINES = 5  # ... at most this many lines per file, each with CONTEXT_LINES around it
 
 _BACKTICKS = re.compile(r"`{3,}")
 
@@ -58,6 +62,7 @@ class _Group:
     path_match: bool
     dense: bool  # some member was retrieved by meaning (embedding), not only by its words or path
     lines: dict[int, str] = field(default_factory=dict)
+    evidence: bool = False  # not a hit: lines of a hit's file that hold an issue's strongest evidence
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,71 @@ def _prose_lines(group: _Group) -> set[int]:
     return prose
 
 
+def _density(
+    group: _Group, weights: Mapping[str, float], anchors: Iterable[int], prose_weight: float
+) -> dict[int, float]:
+    """Each line's evidence: the weights of the query tokens it holds, plus a traceback's anchor."""
+    density = {n: sum(weights.get(t, 0.0) for t in set(tokenize(text))) for n, text in group.lines.items()}
+    if prose_weight != 1.0:  # an issue's words match docstrings and comments; the fix is in the code
+        for n in _prose_lines(group):
+            density[n] *= prose_weight
+    for n in anchors:  # the line a traceback frame names
+        if n in density:
+            density[n] += ANCHOR
+    return density
+
+
+def _evidence_groups(
+    groups: list[_Group], weights: Mapping[str, float], evidence: Evidence, file_lines: FileLines
+) -> list[_Group]:
+    """``groups`` with, after each of the best EVIDENCE_FILES files' hits, the stretches of that file
+    outside its hits around its EVIDENCE_LINES strongest evidence lines. An issue names the code it is
+    about (a traceback's function, a quoted identifier); the line that names it is often in the right
+    file but not in the hit that ranked best, and an agent would otherwise spend a read to find it."""
+    out = list(groups)
+    for path in list(dict.fromkeys(g.path for g in groups))[:EVIDENCE_FILES]:
+        own = [g for g in groups if g.path == path]
+        try:
+            lines = dict(file_lines(path))
+        except Exception:  # noqa: BLE001 - a packet never fails for the extra lines
+            continue
+        if not lines:
+            continue
+        taken = {n for g in own for n in range(g.start, g.end + 1)}
+        whole = _Group(path, min(lines), max(lines), 0.0, own[0].language, 0, False, False, lines)
+        density = _density(whole, weights, evidence.anchored_lines(path), PROSE_WEIGHT)
+        best = sorted((n for n, d in density.items() if d > 0 and n not in taken), key=lambda n: (-density[n], n))
+        window = sorted(
+            {k for n in best[:EVIDENCE_LINES] for k in range(n - CONTEXT_LINES, n + CONTEXT_LINES + 1)}
+            & (lines.keys() - taken)
+        )
+        spans: list[list[int]] = []
+        for n in window:  # stretches a small gap apart are one (the gap is shown, as inside a hit)
+            gap = range(spans[-1][1] + 1, n) if spans else range(0)
+            if spans and len(gap) <= MAX_GAP and all(k in lines and k not in taken for k in gap):
+                spans[-1][1] = n
+            else:
+                spans.append([n, n])
+        extra = [
+            _Group(
+                path,
+                start,
+                end,
+                max(g.score for g in own),
+                own[0].language,
+                max(g.rank for g in own),
+                False,
+                False,
+                {k: lines[k] for k in range(start, end + 1) if k in lines},
+                evidence=True,
+            )
+            for start, end in spans
+        ]
+        at = max(i for i, g in enumerate(out) if g.path == path) + 1
+        out[at:at] = extra
+    return out
+
+
 def _views(
     group: _Group, weights: Mapping[str, float], anchors: Iterable[int] = (), *, prose_weight: float = 1.0
 ) -> list[frozenset[int]]:
@@ -167,13 +237,7 @@ def _views(
     matching lines with CONTEXT_LINES of context around each, one more at a time, best first, up to
     the full view (all of them). A hit matched by meaning only: its head, signature first, growing to HEAD_LINES lines.
     """
-    density = {n: sum(weights.get(t, 0.0) for t in set(tokenize(text))) for n, text in group.lines.items()}
-    if prose_weight != 1.0:  # an issue's words match docstrings and comments; the fix is in the code
-        for n in _prose_lines(group):
-            density[n] *= prose_weight
-    for n in anchors:  # the line a traceback frame names
-        if n in density:
-            density[n] += ANCHOR
+    density = _density(group, weights, anchors, prose_weight)
     matched = sorted((n for n, d in density.items() if d), key=lambda n: (-density[n], n))
     views: list[frozenset[int]] = []
 
@@ -205,7 +269,8 @@ def _score(score: float) -> str:
 
 
 def _header(group: _Group) -> str:
-    return f"FILE {show_name(group.path)}  LINES {group.start}-{group.end}  SCORE {_score(group.score)}"
+    mark = "  (issue evidence, not a hit)" if group.evidence else ""
+    return f"FILE {show_name(group.path)}  LINES {group.start}-{group.end}  SCORE {_score(group.score)}{mark}"
 
 
 def _code(number: int, text: str) -> _Row:
@@ -385,7 +450,7 @@ class _Budget:
         bearer = self.bearer()
         if bearer is not None:
             used += bearer.size(bearer.level)[1]
-        if any(not p.shown for p in self.plans):
+        if any(not p.shown and not p.group.evidence for p in self.plans):
             used += self.trailer_reserve
         return used
 
@@ -456,6 +521,7 @@ def render_packet(
     enclosing: Enclosing | None = None,
     confident: bool = True,
     weak: bool = False,
+    file_lines: FileLines | None = None,
 ) -> str:
     """Render ``results`` for an agent in at most ``max_chars`` characters, best hit first.
 
@@ -466,7 +532,8 @@ def render_packet(
     breadcrumb line under its header, added best hit first once the code is placed, in the room
     left (by signature, else by kind and name), so it never costs a hit or a line of code. ``confident=False`` (nothing
     in the corpus really matches, see ``api.Confidence``) says so first and lists at most WEAK_HITS
-    hits, each marked ``(weak)``.
+    hits, each marked ``(weak)``. ``file_lines(path)``, when given, lets an issue-sized query's packet
+    show a hit file's strongest evidence lines outside its hits (headed ``(issue evidence, not a hit)``).
     """
     if max_chars <= 0:
         return ""
@@ -477,8 +544,8 @@ def render_packet(
     if head:
         if len(head) >= max_chars // 2:
             head = head[: max_chars // 2 - 4] + "...\n"
-        return head + _render(query, results, max_chars - len(head), read_call, enclosing, confident, weak)
-    return _render(query, results, max_chars, read_call, enclosing, confident, weak)
+        return head + _render(query, results, max_chars - len(head), read_call, enclosing, confident, weak, file_lines)
+    return _render(query, results, max_chars, read_call, enclosing, confident, weak, file_lines)
 
 
 def _render(
@@ -489,6 +556,7 @@ def _render(
     enclosing: Enclosing | None,
     confident: bool,
     weak: bool,
+    file_lines: FileLines | None = None,
 ) -> str:
     if max_chars <= 0:
         return ""
@@ -499,6 +567,8 @@ def _render(
     evidence = gather(query)
     groups = group_hits(results)
     weights = line_rarity(evidence, (text for g in groups for text in g.lines.values()))
+    if evidence.long and file_lines is not None and not weak:
+        groups = _evidence_groups(groups, weights, evidence, file_lines)
     if enclosing is not None:
         enclosing = _memo(enclosing)
     plans = [
@@ -511,7 +581,7 @@ def _render(
         )
         for g in groups
     ]
-    budget = _Budget(plans, max_chars, _trailer_reserve([p.group for p in plans], read_call))
+    budget = _Budget(plans, max_chars, _trailer_reserve([p.group for p in plans if not p.group.evidence], read_call))
 
     if plans:  # pass 0: the best hit, the likeliest answer, gets a readable share of the budget
         budget.try_level(plans[0], 0)
@@ -540,7 +610,7 @@ def _render(
     for plan in plans:
         if plan.shown:
             out.extend(plan.block(plan.level, plan is bearer))
-    left = [p.group for p in plans if not p.shown]
+    left = [p.group for p in plans if not p.shown and not p.group.evidence]
     trailer = _trailer(left, budget.limit - _cost(out) - 1, read_call, more=bool(out), call=bearer is None)
     if trailer:
         out.append(trailer)

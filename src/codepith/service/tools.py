@@ -134,6 +134,7 @@ class ToolService:
                     notes=index.search_notes(query),
                     enclosing=index.enclosing,
                     confident=index.confidence(query).confident,
+                    file_lines=index.file_lines,
                 )
             _record("search", len(results), text, lambda: index.source_chars(results))
         return text

@@ -116,6 +116,7 @@ def _emit_results(
             notes=notes,
             enclosing=index.enclosing,
             confident=confident,
+            file_lines=index.file_lines if call == "search" else None,
         )
     print(text)
     _record(call, len(results), text, index.source_chars(results))
