@@ -139,6 +139,7 @@ def codepith_answerer(
                     max_chars=b,
                     read_call=mcp_read_call,
                     enclosing=index.enclosing if crumbs else None,
+                    file_lines=index.file_lines,  # as the surfaces render (only issue-sized queries use it)
                 )
                 if len(text) > b:
                     raise BenchError(f"packet of {len(text)} chars over the {b} budget for {query.text!r}")
