@@ -193,6 +193,8 @@ def _evidence_groups(
             continue
         if not lines:
             continue
+        for n in range(min(lines), max(lines)):  # chunks leave out the blank lines between them
+            lines.setdefault(n, "")
         taken = {n for g in own for n in range(g.start, g.end + 1)}
         whole = _Group(path, min(lines), max(lines), 0.0, own[0].language, 0, False, False, lines)
         density = _density(whole, weights, evidence.anchored_lines(path), PROSE_WEIGHT)
