@@ -315,3 +315,33 @@ def test_reloaded_index_checks_without_walking_and_misses_nothing(
     assert _state(later) == _state(_full(root, model))
     assert [c for c in later.chunks] == [c for c in codepith.Index.from_path(root, model=model, use_cache=False).chunks]
     assert np.isfinite(later.corpus.vectors).all()
+
+
+TOP_CHANGES: dict[str, Callable[[Path], object]] = {
+    "new-file": lambda r: (r / "tool.py").write_text("def tool_entry():\n    pass\n"),
+    "new-folder": lambda r: write(r, {"fresh/a.py": "def fresh_a(): pass\n", "fresh/s/b.py": "def fresh_b(): pass\n"}),
+    "delete-file": lambda r: (r / "huge.py").unlink(),
+    "delete-folder": lambda r: shutil.rmtree(r / "pkg"),
+    "rename-folder": lambda r: os.rename(r / "app", r / "application"),
+    "new-ignored-folder": lambda r: write(r, {".tox/x.py": "def built():\n    pass\n"}),
+    "delete-ignored-file": lambda r: (r / "debug.py").unlink(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TOP_CHANGES))
+def test_a_change_at_the_top_is_listed_not_walked(tmp_path: Path, model, name: str) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "repo"
+    write(root, TREE)
+    _age(root)
+    codepith.Index.from_path(root, model=model)
+    TOP_CHANGES[name](root)
+    later = codepith.Index.from_path(root, model=model)  # a new process: the stat check sees the root move
+    assert not later.last_stats[0].walked, "one listing of the root says what came and went"
+    assert _state(later) == _state(_full(root, model))
+    again = codepith.Index.from_path(root, model=model)  # the root's new stamp (or -1, too recent): no walk
+    assert not again.last_stats[0].walked and not again.last_stats[0].dirty
+    (root / "late.py").write_text("def late_top():\n    pass\n")  # and the next change at the top is seen
+    last = codepith.Index.from_path(root, model=model)
+    assert not last.last_stats[0].walked
+    assert _state(last) == _state(_full(root, model))
+    assert any(c.file_path == "late.py" for c in last.chunks)

@@ -126,7 +126,7 @@ def quick_check(data: RepoData) -> set[str] | None:
     paths whose stat changed or that are gone (empty when nothing moved). Each is then looked at alone
     (``changes.plan``), as a watcher's paths are: a file edited in place is re-read, a folder that gained,
     lost or renamed an entry is walked (its own subtree only), instead of the whole tree (1.3 s for the
-    kernel). The root folder and git's exclude rules still send the check to a walk.
+    kernel); the root folder is listed, not walked. git's exclude rules still send the check to a walk.
 
     Folder mtimes alone would be cheaper (a twelfth on the kernel) but miss a file edited in place,
     and git's index needs the same stat per tracked file (``git status`` measured at 0.7-1.2x of this),
@@ -143,9 +143,9 @@ def quick_check(data: RepoData) -> set[str] | None:
             same = False
         if not same:
             rel = path[len(top) :].replace(os.sep, "/") if path.startswith(top) else ""
-            if not rel or rel.startswith(".git/"):  # the root folder, git's exclude rules: a walk decides
+            if rel.startswith(".git/"):  # git's exclude rules: a walk decides
                 return None
-            moved.add(rel)
+            moved.add(rel)  # "" is the root folder: an entry came or went at the top (changes.plan lists it)
     if data.stat_list is None:
         root = data.root
         data.stat_list = [

@@ -72,16 +72,40 @@ def _judged_at(data: RepoData, rel: str) -> str | None:
     return rel
 
 
+def _top_changes(data: RepoData) -> list[str] | None:
+    """The names at the top of the tree that came or went since the index last looked (the root
+    folder's stamp moved): a listing of the root says which to judge, instead of a walk of the tree."""
+    assert data.skipped_paths is not None
+    try:
+        now = set(os.listdir(data.root))
+    except OSError:
+        return None
+    known = {rel.split("/", 1)[0] for rel in (*data.files, *data.skipped_paths, *data.pruned)}
+    top = data.root.rstrip(os.sep) + os.sep
+    known |= {path[len(top) :].split(os.sep, 1)[0] for path, _ in data.watch if path.startswith(top)}
+    known.discard("")
+    return sorted(now ^ known)
+
+
 def plan(data: RepoData, changed: Iterable[str], max_file_bytes: int | None) -> Delta | None:
-    """The delta for ``changed`` (root-relative, '/'-separated paths), or None when only a walk can tell."""
+    """The delta for ``changed`` (root-relative, '/'-separated paths; "" for the root folder itself),
+    or None when only a walk can tell."""
     if data.skipped_paths is None:
         return None
+    changed = list(changed)
+    relisted: tuple[str, ...] = ()
+    if any(not r.strip("/") for r in changed):
+        top = _top_changes(data)
+        if top is None:
+            return None
+        changed += top
+        relisted = tuple(p for p, _ in data.watch if p.rstrip(os.sep) == data.root.rstrip(os.sep)) or (data.root,)
     where = [_judged_at(data, r) for r in changed if r.strip("/")]
     if None in where:
         return None
     rels = _outermost([w for w in where if w is not None], data.pruned)
     if not rels:
-        return Delta((), [], {}, [], {}, set(), False)
+        return Delta((), [], {}, [], {}, set(), False, relisted)
     if len(rels) > MAX_REGIONS:
         return None
     regions: list[str] = []
@@ -132,7 +156,7 @@ def plan(data: RepoData, changed: Iterable[str], max_file_bytes: int | None) -> 
                 return None
             old_files.extend(below)
             old_skipped.update(skipped_below)
-    return Delta(tuple(regions), files, skipped, old_files, old_skipped, pruned, moved, tuple(watch))
+    return Delta(tuple(regions), files, skipped, old_files, old_skipped, pruned, moved, (*relisted, *watch))
 
 
 def settle(data: RepoData, delta: Delta, racy_after: int) -> None:
@@ -163,7 +187,8 @@ def _restamped(data: RepoData, delta: Delta, racy_after: int) -> list[tuple[str,
     def inside(path: str) -> bool:
         return any(path == t or path.startswith(t + os.sep) for t in tops)
 
-    kept = [(p, m) for p, m in data.watch if not inside(p)]
+    again = set(delta.watch)  # also the root folder when it was listed: its stamp is renewed, not kept
+    kept = [(p, m) for p, m in data.watch if not inside(p) and p not in again]
     for path in dict.fromkeys(delta.watch):
         try:
             mtime = os.stat(path).st_mtime_ns
