@@ -272,6 +272,8 @@ def test_interfaces_and_facades_rank_below_the_implementation(tmp_path: Path, mo
     assert not is_declaration("A.java", "public class A {\n    interface Listener { void on(); }\n}")
     assert not is_declaration("src/Transport/Smtp.php", "class SmtpTransport\n{\n")
     assert not is_declaration("src/mailer.ts", "interface Mailer {\n}")  # TypeScript interfaces are types
+    assert is_declaration("binding/binding.go", "// Binding binds a request.\ntype Binding interface {\n")
+    assert not is_declaration("binding/form.go", "type formBinding struct{}\n")
     index = codepith.Index.from_path(tmp_path, model=model)
     query = "send a message to the mail recipients"
     assert _files(index.search(query, top_k=2))[0] == "src/Transport/Smtp.php"

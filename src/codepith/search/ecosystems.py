@@ -38,7 +38,13 @@ ECOSYSTEMS: dict[str, Ecosystem] = {
             r"require\b",
         ),
     ),
-    "go": Ecosystem(("go",), test_suffixes=("_test",), wiring=(r"package\s", r"import\b")),
+    # Go: an interface is satisfied implicitly by types elsewhere, so it declares, like Java's
+    "go": Ecosystem(
+        ("go",),
+        test_suffixes=("_test",),
+        wiring=(r"package\s", r"import\b"),
+        declaration=(r"type\s+\w+\s+interface\b",),
+    ),
     "rust": Ecosystem(("rs",), test_suffixes=("_test",), wiring=(r"(?:pub\s+)?use\s", r"(?:pub\s+)?mod\s+\w+;")),
     "ruby": Ecosystem(("rb",), test_suffixes=("_test", "_spec"), wiring=(r"require(?:_relative)?\b",)),
     "c": Ecosystem(("c", "h"), ("test_",), ("_test", "_tests", "_unittest"), wiring=(r"#include\b",)),
