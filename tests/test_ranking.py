@@ -156,6 +156,9 @@ def test_barrels_are_recognised_by_content() -> None:
     real = "  def fetch(map, key) do\n    Map.fetch(map, key)\n  end\n  defdelegate put(m, k, v), to: Map\n"
     assert not is_wiring(real)
     assert not is_wiring('require "x"\nmodule A\n  def f\n    g\n  end\nend\n')
+    # names listed under an import, however indented and aliased, are neutral; code lines are not
+    assert is_wiring("from .models import (\n" + "        Model as BaseModel,\n" * 3 + "    )\nimport os\n")
+    assert not is_wiring("import os\n" + " " * 40 + "await send_keepalive.send(data)\n" * 2)
 
 
 def test_barrel_ranks_below_the_definition(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]

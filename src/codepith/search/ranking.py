@@ -55,16 +55,18 @@ def _path_factor(path: str, asks_tests: bool, asks_examples: bool) -> float:
     return factor
 
 
-# closing brackets, names listed inside an import, and Go's quoted import paths (``"fmt"``, ``log "x/y"``)
-_NEUTRAL = re.compile(r"^\s*(?:[\]\)\};,]+|[\w\s]+(?:\s+as\s+\w+)?,|(?:[\w.]+\s+)?\"[^\"]*\")\s*;?\s*$")
+# closing brackets, names listed inside an import (``a as b,``), and Go's quoted import paths (``"fmt"``,
+# ``log "x/y"``); matched on lines without their indentation, so no two parts of the pattern can both
+# take it (on deeply indented code that backtracking cost 0.2 ms a chunk)
+_NEUTRAL = re.compile(r"(?:[\]\)\};,]+|[\w\s]+,|(?:[\w.]+\s+)?\"[^\"]*\")\s*;?\s*$")
 
 
 def is_wiring(content: str) -> bool:
     """Mostly imports and re-exports (an ``index.ts`` barrel, a ``mod.rs`` of ``pub use``, an ``__init__``)."""
     lines = [
         ln
-        for ln in content.split("\n")
-        if ln.strip() and not ln.lstrip().startswith(("#!", "//", "/*", "*", "#", '"""'))
+        for ln in (raw.lstrip() for raw in content.split("\n"))
+        if ln and not ln.startswith(("#!", "//", "/*", "*", "#", '"""'))
     ]
     if len(lines) < 2:
         return False
