@@ -465,6 +465,15 @@ def test_short_query_or_no_file_lines_shows_only_hits(tmp_path: Path) -> None:
         assert "def merge_hooks" not in packet
 
 
+def test_evidence_is_not_looked_for_in_a_huge_file(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith.output import packets
+
+    results, lines = issue_repo(tmp_path)
+    monkeypatch.setattr(packets, "EVIDENCE_MAX_LINES", 100)
+    packet = render_packet(ISSUE, results, max_chars=8000, read_call=mcp_read_call, file_lines=lambda p: lines)
+    assert "issue evidence" not in packet
+
+
 def test_evidence_lines_that_fail_to_load_leave_the_packet_as_it_was(tmp_path: Path) -> None:
     results, _ = issue_repo(tmp_path)
 

@@ -45,6 +45,7 @@ CRUMB_SIGNATURE_CHARS = 70  # a breadcrumb's signature is cut here
 CRUMB_DEPTH = 3  # breadcrumbs name at most this many enclosing definitions (outermost and innermost kept)
 EVIDENCE_FILES = 2  # an issue-sized query: the best files whose strongest evidence past the hits is shown too
 EVIDENCE_LINES = 5  # ... at most this many lines per file, each with CONTEXT_LINES around it
+EVIDENCE_MAX_LINES = 20_000  # ... in files up to this long (each line is scored: ~5 us a line)
 
 _BACKTICKS = re.compile(r"`{3,}")
 
@@ -191,7 +192,7 @@ def _evidence_groups(
             lines = dict(file_lines(path))
         except Exception:  # noqa: BLE001 - a packet never fails for the extra lines
             continue
-        if not lines:
+        if not lines or max(lines) - min(lines) > EVIDENCE_MAX_LINES:
             continue
         for n in range(min(lines), max(lines)):  # chunks leave out the blank lines between them
             lines.setdefault(n, "")
