@@ -456,6 +456,20 @@ def test_issue_query_shows_evidence_past_the_hits(tmp_path: Path) -> None:
     assert asked[0] == "requests/sessions.py"
 
 
+def test_issue_evidence_comes_before_the_weakest_hits(tmp_path: Path) -> None:
+    results, lines = issue_repo(tmp_path)
+    for i in range(8):
+        write(tmp_path, f"other/mod{i}.py", [f"def session_helper_{i}(hooks):", "    return hooks"] + ["    pass"] * 30)
+        results.append(hit(tmp_path, f"other/mod{i}.py", 1, 32, 0.4 - i / 100))
+    files = {"requests/sessions.py": lines}
+    packet = render_packet(
+        ISSUE, results, max_chars=1800, read_call=mcp_read_call, file_lines=lambda p: files.get(p, {})
+    )
+    assert len(packet) <= 1800
+    assert "80| def merge_hooks(request_hooks, session_hooks, dispatch_hook=None):" in packet
+    assert "more hits" in packet.split("\n")[-1]  # the weakest hits are named in the trailer instead
+
+
 def test_short_query_or_no_file_lines_shows_only_hits(tmp_path: Path) -> None:
     results, lines = issue_repo(tmp_path)
     plain = render_packet(ISSUE, results, max_chars=4000, read_call=mcp_read_call)

@@ -485,12 +485,13 @@ class _Budget:
 
 
 def _first_pass_order(plans: Sequence[_Plan]) -> list[_Plan]:
-    """Hits in rank order, but a file's second and later hits after every file's first."""
+    """Hits in rank order, but a file's second and later hits after every file's first. Issue evidence
+    counts as a first: the best files' strongest lines are likelier the fix than a tenth hit's file."""
     seen: set[str] = set()
     first: list[_Plan] = []
     later: list[_Plan] = []
     for plan in plans:
-        (later if plan.group.path in seen else first).append(plan)
+        (later if plan.group.path in seen and not plan.group.evidence else first).append(plan)
         seen.add(plan.group.path)
     return first + later
 
