@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codepith.chunks.chunk import Chunk
+from codepith.chunks.lines import numbered_lines
 from codepith.errors import CodepithError, PathError
 from codepith.files.explain import explain_empty, explain_hidden
 from codepith.files.source import SkipReport
@@ -437,10 +438,8 @@ class Index:
         lines: dict[int, str] = {}
         for i in corpus.chunk_indices(file_path):
             chunk = corpus.chunk(i)
-            for offset, text in enumerate(chunk.content.split("\n")):
-                if chunk.start_line + offset > chunk.end_line:
-                    break
-                lines.setdefault(chunk.start_line + offset, text.rstrip())
+            for number, text in numbered_lines(chunk.start_line, chunk.end_line, chunk.content):
+                lines.setdefault(number, text)
         return lines
 
     def enclosing(self, file_path: str, language: str, line: int) -> tuple[Definition, ...]:

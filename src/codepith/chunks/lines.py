@@ -7,6 +7,8 @@ one screen, close to the median size of the syntax-aware chunks.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .chunk import Chunk
 
 WINDOW_LINES = 40
@@ -17,6 +19,14 @@ def split_lines(text: str) -> list[str]:
     """Split on '\\n' only (as tree-sitter counts rows) and drop a trailing '\\r' of CRLF endings."""
     lines = text.split("\n")
     return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def numbered_lines(start: int, end: int, content: str) -> Iterator[tuple[int, str]]:
+    """A chunk's lines as (number, text without trailing whitespace), from ``start``, none past ``end``."""
+    for offset, text in enumerate(content.split("\n")):
+        if start + offset > end:
+            return
+        yield start + offset, text.rstrip()
 
 
 def trim_span(lines: list[str], start: int, end: int) -> tuple[int, int] | None:

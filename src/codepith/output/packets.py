@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from codepith.chunks.chunk import Chunk
+from codepith.chunks.lines import numbered_lines
 from codepith.index.tokens import tokenize
 from codepith.output.evidence import ANCHOR, Evidence, gather, line_rarity
 from codepith.output.names import show_name
@@ -77,11 +78,8 @@ class _Row:
 
 
 def _add_lines(group: _Group, start: int, end: int, content: str) -> None:
-    for offset, text in enumerate(content.split("\n")):
-        number = start + offset
-        if number > end:
-            break
-        group.lines.setdefault(number, text.rstrip())
+    for number, text in numbered_lines(start, end, content):
+        group.lines.setdefault(number, text)
 
 
 def group_hits(results: Sequence[SearchResult]) -> list[_Group]:
