@@ -409,3 +409,15 @@ def test_background_save_writes_the_same_cache(tmp_path: Path, model) -> None:  
     index.flush()
     reloaded = codepith.Index.from_path(root, model=model, cache_dir=tmp_path / "c")
     assert reloaded.last_stats[0].added == 0 and reloaded.chunks == index.chunks
+
+
+def test_worker_shares_balance_text_not_file_counts() -> None:
+    from codepith.index.workers import balanced_shares
+
+    sizes = [900, 10, 10, 10, 10, 10, 10, 10, 10, 800]  # dealt in turn, one worker got both big files
+    shares = balanced_shares(sizes, 2)
+    assert sorted(i for s in shares for i in s) == list(range(len(sizes)))
+    assert all(s == sorted(s) for s in shares), "each worker works through its share in job order"
+    loads = [sum(sizes[i] for i in s) for s in shares]
+    assert max(loads) < 1000
+    assert balanced_shares([], 3) == [[], [], []]
