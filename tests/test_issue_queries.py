@@ -190,3 +190,45 @@ def test_path_like_runs_do_not_backtrack() -> None:
     text = "x.y/z-w_" * 2400 + "\nsee shop/billing/ledger.py:12\n" + "a/" * 4000
     ev = analyze_issue(text)
     assert any(f.path == "shop/billing/ledger.py" and f.line == 12 for f in ev.places)
+
+
+DRIFTED = """Crash when settling
+
+```
+Traceback (most recent call last):
+  File "/venv/site-packages/shop/billing/ledger.py", line 90, in _f
+    if (entry.amount < 0) == True:
+TypeError: Invalid comparison
+```
+"""
+
+
+def test_a_frames_printed_code_line_finds_its_chunk_when_lines_drifted(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    """A reporter's release numbers its lines differently from the tree searched; the code line CPython
+    prints under the frame still says which of two same-named helpers ran."""
+    helper = "def {outer}(entries):\n    def _f(entry):\n{body}    return [_f(e) for e in entries]\n\n\n"
+    checked = "        if (entry.amount < 0) == True:\n            return 0\n        return entry.amount\n"
+    files = {
+        "shop/billing/ledger.py": helper.format(outer="settle", body=checked)
+        + "\n" * 80
+        + helper.format(outer="refund", body="        return -entry.amount\n"),
+    }
+    write(tmp_path, files)
+    ev = analyze_issue(DRIFTED)
+    (frame,) = [f for f in ev.places if f.function == "_f"]
+    assert frame.source == "if (entry.amount < 0) == True:"
+    corpus = codepith.Index.from_path(tmp_path, model=model).corpus
+    idx = evidence._frame_chunk(corpus, "shop/billing/ledger.py", frame)
+    assert idx is not None and "settle" in corpus.chunks[idx].symbols
+    # without the printed line, the nearest `_f` to the reported line 90 is the wrong one
+    unprinted = type(frame)(frame.path, frame.line, frame.function, True)
+    blind = evidence._frame_chunk(corpus, "shop/billing/ledger.py", unprinted)
+    assert blind is not None and "refund" in corpus.chunks[blind].symbols
+
+
+def test_frames_without_a_code_line_have_no_source() -> None:
+    frames = '\n  File "x/y/z.py", line 4, in f\n  File "x/y/w.py", line 5, in g\n'
+    ev = analyze_issue(TRACEBACK.format(prose=PROSE) + frames)
+    by_func = {f.function: f.source for f in ev.places}
+    assert by_func["settle"] == "total = compute(entries)"
+    assert by_func["f"] is None  # the next line is another frame

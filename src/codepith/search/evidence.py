@@ -17,7 +17,7 @@ import numpy as np
 
 from codepith.index.corpus import Corpus
 from codepith.index.tokens import tokenize
-from codepith.search.issue import COMMON_EXCEPTIONS, IssueEvidence
+from codepith.search.issue import COMMON_EXCEPTIONS, Frame, IssueEvidence
 from codepith.search.ranking import is_test_path
 
 FRAME = 1.0  # a traceback frame inside the repository: the chunk holding its line (or function)
@@ -136,6 +136,28 @@ class Bonuses:
         self.files[path] = max(self.files.get(path, 0.0), amount)
 
 
+def _frame_chunk(corpus: Corpus, path: str, fr: Frame) -> int | None:
+    """The chunk a traceback frame ran in: the one holding the frame's printed code line (nearest the
+    line number when several do), else the function's definition nearest the line, else the chunk at
+    the line. The code line comes first because a reporter's version rarely has the tree's numbering."""
+    line = fr.line or 0
+    members = corpus.chunk_indices(path)
+    if fr.source:
+        holding = [i for i in members if fr.source in corpus.chunks[i].content]
+        if holding:
+            return min(holding, key=lambda i: (_distance(corpus, i, line), i))
+    if fr.function:
+        defs = [i for i in members if fr.function in corpus.chunks[i].symbols]
+        if defs:
+            return min(defs, key=lambda i: abs(corpus.chunks[i].start_line - line))
+    return corpus.chunk_at(path, fr.line) if fr.line is not None else None
+
+
+def _distance(corpus: Corpus, idx: int, line: int) -> int:
+    c = corpus.chunks[idx]
+    return 0 if c.start_line <= line <= c.end_line else min(abs(c.start_line - line), abs(c.end_line - line))
+
+
 def gather(corpus: Corpus, ev: IssueEvidence) -> Bonuses:
     out = Bonuses()
     # traceback frames and mentioned files
@@ -153,13 +175,7 @@ def gather(corpus: Corpus, ev: IssueEvidence) -> Bonuses:
                 if idx is not None:
                     out.add(idx, MENTION)
     for path, fr in frames_in_repo:
-        idx = None
-        if fr.function:
-            defs = [i for i in corpus.chunk_indices(path) if fr.function in corpus.chunks[i].symbols]
-            if defs:
-                idx = min(defs, key=lambda i: abs(corpus.chunks[i].start_line - (fr.line or 0)))
-        if idx is None and fr.line is not None:
-            idx = corpus.chunk_at(path, fr.line)
+        idx = _frame_chunk(corpus, path, fr)
         # every frame alike: the innermost one is often a helper or a vendored library, the fix in its caller
         weight = FRAME
         out.add_file(path, MENTION)

@@ -45,6 +45,8 @@ _DASHED = re.compile(r"(?<![\w/.-])(-{0,2}[a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?![\w/.
 _QUOTED = re.compile(r"\"([^\"\n]{12,160})\"|(?<![\w])'([^'\n]{12,160})'(?![\w])")
 _TEST_NAME = re.compile(r"\b(test_\w+|\w+_test|Test[A-Z]\w*|\w+Tests?)\b")
 _WORD = re.compile(r"[A-Za-z][a-z]+")
+# The source line CPython prints under ``File "x.py", line 9, in f``: the next line, indented, not a frame
+_SOURCE_LINE = re.compile(r"[^\n]*\n([ \t]+)(\S[^\n]{5,300})")
 
 # Names every language's runtime defines: evidence only when the corpus itself defines them.
 COMMON_EXCEPTIONS = frozenset(
@@ -65,6 +67,7 @@ class Frame:
     line: int | None = None
     function: str | None = None
     in_traceback: bool = False
+    source: str | None = None  # the code line a CPython traceback prints under the frame, stripped
 
 
 @dataclass(frozen=True)
@@ -129,8 +132,22 @@ def _places(text: str) -> list[Frame]:
         in_tb = line is not None and bool(re.search(r"(?:File\s+\"?|^\s*)$", text[max(0, m.start() - 8) : m.start()]))
         if "/" not in path and line is None and "." not in path.rsplit(".", 1)[0] and len(path) < 6:
             continue
-        out.append(Frame(path, line, func, in_tb or (line is not None and func is not None)))
+        source = _source_line(text, end) if in_tb else None
+        out.append(Frame(path, line, func, in_tb or (line is not None and func is not None), source))
     return out
+
+
+def _source_line(text: str, end: int) -> str | None:
+    """The code line a CPython frame shows (the line after the frame's own), unless it is another
+    frame, a caret marker or the exception: the line the reporter's version ran, which finds its chunk
+    when the line numbers have drifted from the tree being searched."""
+    m = _SOURCE_LINE.match(text, end)
+    if m is None:
+        return None
+    code = m.group(2).rstrip()
+    if code.startswith(("File ", "^", "~", "Traceback ")) or _MESSAGE.match(code) or set(code) <= set("^~ "):
+        return None
+    return code
 
 
 def analyze_issue(text: str) -> IssueEvidence:
