@@ -282,3 +282,25 @@ def test_interfaces_and_facades_rank_below_the_implementation(tmp_path: Path, mo
     assert _files(index.search(query, top_k=2))[0] == "src/Transport/Smtp.php"
     monkeypatch.setattr(engine, "DECLARATION", 1.0)
     assert _files(index.search(query, top_k=2))[0] == "src/Contracts/Mailer.php"
+
+
+def test_an_older_copy_of_the_code_ranks_below_the_current_one(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith.search import engine
+    from codepith.search.ranking import superseded_folders
+
+    old = "def parse_fields(model):\n    '''Read the declared fields of a model and their constraints.'''\n"
+    old += "    return {name: field.constraints for name, field in model.declared_fields.items()}\n"
+    new = "def collect_fields(cls):\n    '''Collect fields declared on a model class, with their constraints.'''\n"
+    new += "    return {k: v for k, v in vars(cls).items() if isinstance(v, FieldInfo)}\n"
+    files = {f"lib/{n}.py": f"def {n}_helper():\n    return {i}\n" for i, n in enumerate(["config", "types", "errors"])}
+    files.update({f"lib/v1/{n}.py": f"def {n}_helper():\n    return 0\n" for n in ["config", "types", "errors"]})
+    files.update({"lib/fields.py": new, "lib/v1/fields.py": old})
+    write(tmp_path, files)
+    assert superseded_folders(files) == {"lib/v1"}
+    assert superseded_folders(["pkg/v3/a.ts", "pkg/v4/a.ts", "api/v1/users.py", "api/v1/orders.py"]) == {"pkg/v3"}
+    index = codepith.Index.from_path(tmp_path, model=model)
+    query = "how are model fields declared and constrained"
+    monkeypatch.setattr(engine, "SUPERSEDED", 1.0)
+    assert _files(index.search(query, top_k=2))[0] == "lib/v1/fields.py"
+    monkeypatch.setattr(engine, "SUPERSEDED", 0.5)
+    assert _files(index.search(query, top_k=2))[0] == "lib/fields.py"

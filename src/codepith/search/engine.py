@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import weakref
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from codepith.search.ranking import (
     path_match_ratio,
     path_penalty_for,
     stem_matches_symbol,
+    superseded_folders,
 )
 from codepith.search.result import SearchResult
 
@@ -40,6 +42,7 @@ ONE_WORD = 1.0  # a one-word query the corpus defines by that exact name: its de
 SATURATION = 0.5  # each further chunk from an already-listed file counts this much less
 COMPANION = 0.8  # the other half of a top file's unit (foo.h / foo.cpp) rises to this share of its score
 COMPANION_FILES = 5  # ... for the first this many files
+SUPERSEDED = 0.5  # a file in an older copy of the code the repository also holds in a newer form
 
 
 def lexical_scores(corpus: Corpus, query: Query) -> np.ndarray:
@@ -264,12 +267,13 @@ def search(
         penalty = path_penalty_for(query)
         wiring = corpus.flags("wiring", is_wiring_chunk)
         files = corpus.files
+        old = _superseded(corpus)
         by_file: dict[int, float] = {}
         for idx in scores:
             f = file_of[idx]
             factor = by_file.get(f)
             if factor is None:
-                factor = by_file[f] = penalty(files[f])
+                factor = by_file[f] = penalty(files[f]) * (SUPERSEDED if old and _under(files[f], old) else 1.0)
             scores[idx] *= factor * (WIRING if wiring(idx) else 1.0)
         if DECLARATION < 1.0 and not query.symbol_like:
             declaration = corpus.flags("declaration", is_declaration_chunk)
@@ -292,6 +296,25 @@ def search(
         )
         for s, idx in chosen
     ]
+
+
+_OLD: weakref.WeakKeyDictionary[Corpus, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _superseded(corpus: Corpus) -> frozenset[str]:
+    got = _OLD.get(corpus)
+    if got is None:
+        got = _OLD[corpus] = superseded_folders(corpus.files)
+    return got
+
+
+def _under(path: str, folders: frozenset[str]) -> bool:
+    i = path.find("/")
+    while i != -1:
+        if path[:i] in folders:
+            return True
+        i = path.find("/", i + 1)
+    return False
 
 
 def _position(ids: list[int], idx: int) -> int | None:

@@ -77,6 +77,43 @@ def is_wiring(content: str) -> bool:
     return wiring >= 0.8 * len(lines)
 
 
+_VERSION_DIR = re.compile(r"(?:^|/)v(\d+)/")
+_ANY_VERSION_DIR = re.compile(r"/v\d+/")
+_SHARED_NAMES = frozenset({"__init__.py", "index.js", "index.ts", "mod.rs", "lib.rs", "main.go", "py.typed"})
+
+
+def superseded_folders(files: Iterable[str]) -> frozenset[str]:
+    """Folders that hold an older copy of code the repository also holds in a newer form: ``v3/`` beside
+    ``v4/``, or ``pydantic/v1/`` whose files mostly reappear in ``pydantic/`` itself. A library that keeps
+    its previous major version for migration answers questions with the current one."""
+    files = list(files)
+    if not _ANY_VERSION_DIR.search("/" + "\n/".join(files)):  # a literal-led scan: the kernel's paths in 5 ms
+        return frozenset()
+    versions: dict[str, dict[int, str]] = {}  # parent folder -> version number -> version folder
+    for path in files:
+        for m in _VERSION_DIR.finditer(path):
+            folder = path[: m.end() - 1]
+            parent = folder.rpartition("/")[0]
+            versions.setdefault(parent, {})[int(m.group(1))] = folder
+    if not versions:
+        return frozenset()
+    wanted = set(versions) | {f for group in versions.values() for f in group.values()}
+    own_files: dict[str, set[str]] = {}  # folder -> names of the files directly inside it
+    for path in files:
+        folder, _, name = path.rpartition("/")
+        if folder in wanted and name not in _SHARED_NAMES:
+            own_files.setdefault(folder, set()).add(name)
+    out: set[str] = set()
+    for parent, group in versions.items():
+        beside = own_files.get(parent, set())
+        for num, folder in group.items():
+            own = own_files.get(folder, set())
+            mirrored = len(own) >= 4 and len(own & beside) >= 0.5 * len(own)
+            if mirrored or any(other > num for other in group):
+                out.add(folder)
+    return frozenset(out)
+
+
 def path_penalty_for(query: Query) -> Callable[[str], float]:
     """A path's factor for this query: tests, examples, vendored code, re-export barrels and stubs rank
     below the code they serve, unless the query asks for them."""
