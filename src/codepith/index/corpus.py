@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import overload
+from typing import TypeVar, cast, overload
 
 import numpy as np
 
@@ -18,6 +18,8 @@ from codepith.chunks.chunk import Chunk
 from codepith.index.lexical import K1, B
 from codepith.store.segment import term_key
 from codepith.store.view import View
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,7 @@ class Corpus:
         self.bm25 = SegmentBM25(self)
         self.definitions = Definitions(self)
         self._flags: dict[str, dict[int, bool]] = {}
+        self._derived: dict[str, object] = {}
         self._chunk_memo: dict[int, Chunk] = {}
 
     def chunk(self, i: int) -> Chunk:
@@ -233,6 +236,13 @@ class Corpus:
             return got
 
         return get
+
+    def derived(self, name: str, compute: Callable[[Corpus], T]) -> T:
+        """A corpus-wide fact (a lookup table over its files), computed on first use and kept with this
+        corpus: a new generation is a new corpus, so nothing here can go stale."""
+        if name not in self._derived:
+            self._derived[name] = compute(self)
+        return cast(T, self._derived[name])
 
     def __len__(self) -> int:
         return self.n

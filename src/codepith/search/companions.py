@@ -5,7 +5,6 @@ data per language (``search/ecosystems.py``)."""
 
 from __future__ import annotations
 
-import weakref
 from functools import lru_cache
 
 from codepith.index.corpus import Corpus
@@ -13,7 +12,6 @@ from codepith.search.ecosystems import unit_tables
 
 _FAMILY, _SUFFIXES = unit_tables()
 _MAX_GROUP = 4  # a stem shared by more files than this (``utils.h`` in every folder) pairs only within a folder
-_groups: weakref.WeakKeyDictionary[Corpus, dict[tuple[str, str], list[str]]] = weakref.WeakKeyDictionary()
 
 
 @lru_cache(maxsize=1 << 18)  # a corpus is rebuilt per generation: its 60k paths need not be re-split
@@ -32,14 +30,15 @@ def unit_key(path: str) -> tuple[str, str] | None:
 
 
 def _by_unit(corpus: Corpus) -> dict[tuple[str, str], list[str]]:
-    got = _groups.get(corpus)
-    if got is None:
-        got = {}
-        for path in corpus.files:
-            key = unit_key(path)
-            if key is not None:
-                got.setdefault(key, []).append(path)
-        _groups[corpus] = got
+    return corpus.derived("units", _units)
+
+
+def _units(corpus: Corpus) -> dict[tuple[str, str], list[str]]:
+    got: dict[tuple[str, str], list[str]] = {}
+    for path in corpus.files:
+        key = unit_key(path)
+        if key is not None:
+            got.setdefault(key, []).append(path)
     return got
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-import weakref
 
 import numpy as np
 
@@ -267,7 +266,7 @@ def search(
         penalty = path_penalty_for(query)
         wiring = corpus.flags("wiring", is_wiring_chunk)
         files = corpus.files
-        old = _superseded(corpus)
+        old = corpus.derived("superseded", lambda c: superseded_folders(c.files))
         by_file: dict[int, float] = {}
         for idx in scores:
             f = file_of[idx]
@@ -296,16 +295,6 @@ def search(
         )
         for s, idx in chosen
     ]
-
-
-_OLD: weakref.WeakKeyDictionary[Corpus, frozenset[str]] = weakref.WeakKeyDictionary()
-
-
-def _superseded(corpus: Corpus) -> frozenset[str]:
-    got = _OLD.get(corpus)
-    if got is None:
-        got = _OLD[corpus] = superseded_folders(corpus.files)
-    return got
 
 
 def _under(path: str, folders: frozenset[str]) -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-import weakref
 
 import numpy as np
 
@@ -48,14 +47,8 @@ class _FileNames:
             self.modules.setdefault(last, []).append((mod, f))
 
 
-_NAMES: weakref.WeakKeyDictionary[Corpus, _FileNames] = weakref.WeakKeyDictionary()
-
-
 def _names(corpus: Corpus) -> _FileNames:
-    got = _NAMES.get(corpus)
-    if got is None:
-        got = _NAMES[corpus] = _FileNames(corpus)
-    return got
+    return corpus.derived("file_names", _FileNames)
 
 
 def resolve_path(corpus: Corpus, path: str) -> list[str]:
