@@ -204,6 +204,21 @@ def test_big_rust_impl_split_and_header_kept() -> None:
     _assert_covers(text, chunks)
 
 
+def test_a_documented_class_header_keeps_code() -> None:
+    """A split class's doc comment and ``class X {`` line are no piece of their own: a query for the
+    class name would land on a chunk without a line of its code."""
+    methods = "".join(f"  m{i}(a) {{\n" + "    a += 1;\n" * 12 + "    return a;\n  }\n\n" for i in range(6))
+    doc = "/**\n * Create a new instance of Thing\n *\n * @param {Object} config The config\n */\n"
+    ctor = "  constructor(config) {\n    this.c = config;\n    this.a = [];\n    this.b = {};\n    this.d = null;\n  }\n\n"
+    text = "import x from './x.js';\n\n" + doc + "class Thing {\n" + ctor
+    text += methods + "}\n"
+    chunks = chunk_file("thing.js", text, "javascript")
+    head = _by_symbol(chunks, "Thing")
+    assert head.start_line == 3  # the doc comment
+    assert "constructor" in head.symbols and "this.c = config;" in head.content
+    _assert_covers(text, chunks)
+
+
 def test_decorators_and_comments_attach() -> None:
     text = "x = 1\n\n# explains f\n# more\n@a\n@b(1)\ndef f():\n    pass\n"
     f = _by_symbol(chunk_file("d.py", text, "python"), "f")

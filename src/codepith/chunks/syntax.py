@@ -557,6 +557,13 @@ class _Walker:
         pieces = self.sequence(self.expand(item.node.children, []), level + 1, kind)
         if not pieces:
             return _windows(item.start, item.end, [name] if name else [], kind)
+        head = pieces[0]
+        if name and kind not in FUNCTION_KINDS and head.group and len(pieces) > 1:
+            if head.end - head.start < 2 and not head.symbols:
+                # a bare `class Foo {` line joins its first member (before its doc comment joins it, so
+                # the comment does not make the line look like a piece of its own)
+                pieces[1].start = head.start
+                pieces.pop(0)
         if pieces[0].start > item.start:
             if _fits(item.start, pieces[0].end, item.sbyte, item.sbyte):
                 pieces[0].start = item.start
@@ -571,10 +578,6 @@ class _Walker:
                 piece.kind = kind
             return pieces
         head = pieces[0]
-        if head.group and len(pieces) > 1 and head.end - head.start < 2 and not head.symbols:
-            pieces[1].start = head.start  # a bare `class Foo {` line joins its first member
-            pieces.pop(0)
-            head = pieces[0]
         head.symbols = _dedupe([name, *head.symbols])
         if head.group:
             head.kind = kind

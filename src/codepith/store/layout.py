@@ -17,7 +17,8 @@ from pathlib import Path
 # 4: the file table's fallback column; freshness state in meta.
 # 5: files whose parse has an ERROR root chunked by syntax when most of it is sound; float16
 #    vectors without subnormals; a scale per vector (int8 codes in large repositories).
-FORMAT_VERSION = 5
+# 6: a split class's bare header line joins its first member before its doc comment joins them.
+FORMAT_VERSION = 6
 
 
 def cache_root() -> Path:
