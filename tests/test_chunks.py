@@ -209,13 +209,13 @@ def test_a_documented_class_header_keeps_code() -> None:
     class name would land on a chunk without a line of its code."""
     methods = "".join(f"  m{i}(a) {{\n" + "    a += 1;\n" * 12 + "    return a;\n  }\n\n" for i in range(6))
     doc = "/**\n * Create a new instance of Thing\n *\n * @param {Object} config The config\n */\n"
-    ctor = "  constructor(config) {\n    this.c = config;\n    this.a = [];\n    this.b = {};\n    this.d = null;\n  }\n\n"
+    ctor = "  constructor(config) {\n" + "".join(f"    this.{k} = null;\n" for k in "cabd") + "  }\n\n"
     text = "import x from './x.js';\n\n" + doc + "class Thing {\n" + ctor
     text += methods + "}\n"
     chunks = chunk_file("thing.js", text, "javascript")
     head = _by_symbol(chunks, "Thing")
     assert head.start_line == 3  # the doc comment
-    assert "constructor" in head.symbols and "this.c = config;" in head.content
+    assert "constructor" in head.symbols and "this.c = null;" in head.content
     _assert_covers(text, chunks)
 
 
