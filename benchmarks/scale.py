@@ -284,6 +284,8 @@ def main() -> int:
             shutil.rmtree(work / "cache-kill", ignore_errors=True)
             save()
         if "pair" not in skip:
+            for name in ("cache-one", "cache-two"):  # a reused --work keeps older runs' (other formats') indexes
+                shutil.rmtree(work / name, ignore_errors=True)
             penv = {**os.environ, "CODEPITH_CACHE_DIR": str(work / "cache-one")}
             one = run([*CLI, "index", args.pair], penv)
             penv2 = {**os.environ, "CODEPITH_CACHE_DIR": str(work / "cache-two")}
