@@ -16,6 +16,7 @@ from codepith.search.issue import analyze_issue
 from codepith.search.query import Query, bound_query, parse_query
 from codepith.search.ranking import (
     is_declaration_chunk,
+    is_generated,
     is_wiring_chunk,
     path_match_ratio,
     path_penalty_for,
@@ -42,6 +43,7 @@ SATURATION = 0.5  # each further chunk from an already-listed file counts this m
 COMPANION = 0.8  # the other half of a top file's unit (foo.h / foo.cpp) rises to this share of its score
 COMPANION_FILES = 5  # ... for the first this many files
 SUPERSEDED = 0.5  # a file in an older copy of the code the repository also holds in a newer form
+GENERATED = 0.5  # a file a tool wrote (a Bison parser, protoc output): its source is the grammar or schema
 
 
 def lexical_scores(corpus: Corpus, query: Query) -> np.ndarray:
@@ -267,12 +269,16 @@ def search(
         wiring = corpus.flags("wiring", is_wiring_chunk)
         files = corpus.files
         old = corpus.derived("superseded", lambda c: superseded_folders(c.files))
+        generated: dict[int, bool] = corpus.derived("generated", lambda c: {})
         by_file: dict[int, float] = {}
         for idx in scores:
             f = file_of[idx]
             factor = by_file.get(f)
             if factor is None:
-                factor = by_file[f] = penalty(files[f]) * (SUPERSEDED if old and _under(files[f], old) else 1.0)
+                factor = penalty(files[f]) * (SUPERSEDED if old and _under(files[f], old) else 1.0)
+                if GENERATED < 1.0 and _is_generated(corpus, f, generated):
+                    factor *= GENERATED
+                by_file[f] = factor
             scores[idx] *= factor * (WIRING if wiring(idx) else 1.0)
         if DECLARATION < 1.0 and not query.symbol_like:
             declaration = corpus.flags("declaration", is_declaration_chunk)
@@ -295,6 +301,15 @@ def search(
         )
         for s, idx in chosen
     ]
+
+
+def _is_generated(corpus: Corpus, f: int, memo: dict[int, bool]) -> bool:
+    """Judged once per file per corpus, from the head of its first chunk."""
+    got = memo.get(f)
+    if got is None:
+        members = corpus.chunk_indices(corpus.files[f])
+        got = memo[f] = bool(members) and is_generated(corpus.chunk(members[0]).content[:4000])
+    return got
 
 
 def _under(path: str, folders: frozenset[str]) -> bool:
