@@ -332,3 +332,19 @@ def test_generated_code_ranks_below_its_source(tmp_path: Path, model, monkeypatc
     assert _files(index.search(query, top_k=2))[0] == "src/parser.c"
     monkeypatch.setattr(engine, "GENERATED", 0.5)
     assert _files(index.search(query, top_k=2))[0] == "src/locfile.c"
+
+
+def test_a_qualifier_prefers_the_file_named_exactly_after_it(tmp_path: Path) -> None:
+    from codepith.search.engine import _qualifier_holds
+
+    files = {
+        "nodes/Element.java": "class Element {\n    public Elements select(String query) {\n        return null;\n    }\n}\n",
+        "select/Elements.java": "class Elements {\n    public Elements select(String query) {\n        return this;\n    }\n}\n",
+        "util/Routes.java": "class Routes {\n    void add() {}\n}\n",
+    }
+    write(tmp_path, files)
+    corpus = codepith.Index.from_path(tmp_path, model=None, use_cache=False).corpus
+    assert _qualifier_holds(corpus, "nodes/Element.java", "Element")
+    assert not _qualifier_holds(corpus, "select/Elements.java", "Element")  # Element.java exists
+    assert _qualifier_holds(corpus, "select/Elements.java", "Elements")
+    assert _qualifier_holds(corpus, "util/Routes.java", "Route")  # no Route file: the plural stands for it
