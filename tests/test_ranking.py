@@ -337,9 +337,10 @@ def test_generated_code_ranks_below_its_source(tmp_path: Path, model, monkeypatc
 def test_a_qualifier_prefers_the_file_named_exactly_after_it(tmp_path: Path) -> None:
     from codepith.search.engine import _qualifier_holds
 
+    method = "    public Elements select(String query) {\n        return null;\n    }\n"
     files = {
-        "nodes/Element.java": "class Element {\n    public Elements select(String query) {\n        return null;\n    }\n}\n",
-        "select/Elements.java": "class Elements {\n    public Elements select(String query) {\n        return this;\n    }\n}\n",
+        "nodes/Element.java": "class Element {\n" + method + "}\n",
+        "select/Elements.java": "class Elements {\n" + method + "}\n",
         "util/Routes.java": "class Routes {\n    void add() {}\n}\n",
     }
     write(tmp_path, files)
