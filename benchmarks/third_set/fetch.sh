@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Third tuning set: a Java and a C project from Debian bookworm source packages (needs deb-src entries).
+# Third tuning set: Java, C, Kotlin and C# projects from Debian bookworm source packages (needs deb-src
+# entries; only the upstream tarballs are used, so a missing Debian patch tarball does not matter).
 # usage: bash fetch.sh DEST
 set -euo pipefail
 dest=$(realpath -m "$1"); work=$(mktemp -d); mkdir -p "$dest"; cd "$work"
-apt-get source --download-only jsoup jq >/dev/null
+for p in jsoup jq kotlinx-coroutines newtonsoft-json; do apt-get source --download-only "$p" >/dev/null 2>&1 || true; done
 mkdir -p "$dest/jsoup" && tar xf jsoup_*.orig.tar.xz -C "$dest/jsoup" --strip-components=1
 mkdir -p "$dest/jq" && tar xzf jq_*.orig.tar.gz -C "$dest/jq" --strip-components=1
+mkdir -p "$dest/kotlinx-coroutines" && tar xf kotlinx-coroutines_*.orig.tar.xz -C "$dest/kotlinx-coroutines" --strip-components=1
+mkdir -p "$dest/newtonsoft-json" && tar xzf newtonsoft-json_*.orig.tar.gz -C "$dest/newtonsoft-json" --strip-components=1
 rm -rf "$work"
