@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import write
 
@@ -351,3 +352,46 @@ def test_a_qualifier_prefers_the_file_named_exactly_after_it(tmp_path: Path) -> 
     assert not _qualifier_holds(corpus, "select/Elements.java", "Element")  # Element.java exists
     assert _qualifier_holds(corpus, "select/Elements.java", "Elements")
     assert _qualifier_holds(corpus, "util/Routes.java", "Route")  # no Route file: the plural stands for it
+
+
+def test_a_word_in_a_defined_name_counts_more_than_in_a_body(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    talk = "".join(f"    # step {i}: the scheduler may yield the thread so other tasks can run\n" for i in range(3))
+    named = 'def yield_thread(task):\n    """Give way to other tasks."""\n    task.suspended = True\n'
+    write(
+        tmp_path,
+        {
+            "runtime/scheduler.py": "def schedule(tasks):\n" + talk + "    for t in tasks:\n        t.step()\n",
+            "runtime/cooperation.py": named + "    return _suspend(task)\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    query = "yield the thread"
+    assert _top_with(index, query, monkeypatch, "NAME_FIELD", 0.0) == "runtime/scheduler.py"
+    assert _top_with(index, query, monkeypatch, "NAME_FIELD", 3.0) == "runtime/cooperation.py"
+
+
+def test_the_name_field_leaves_body_scores_alone(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    """Issue-sized queries never read the name field, so they score exactly as before it existed: its
+    terms have no share in a chunk's length, the number of chunks or any body term's frequency."""
+    from collections import Counter
+
+    from codepith.index.analyze import term_bags
+    from codepith.index.lexical import BM25, TermCounts, Vocabulary
+    from codepith.store.segment import SIDE_MARK
+
+    write(tmp_path, {"a.py": "def parse_config(path):\n    return load(path)\n", "b.py": "X = parse(1)\nY = 2\n"})
+    index = codepith.Index.from_path(tmp_path, model=model)
+    corpus = index.corpus
+    bags = []
+    for path in corpus.files:
+        chunks = [corpus.chunks[i] for i in corpus.chunk_indices(path)]
+        for bag in term_bags(path, chunks):
+            body = Counter({t: n for t, n in zip(bag.terms, bag.counts, strict=True) if not t.startswith(SIDE_MARK)})
+            bags.append(TermCounts(tuple(body), tuple(body.values())))
+    assert any(t.startswith(SIDE_MARK) for bag in term_bags("a.py", [corpus.chunks[0]]) for t in bag.terms)
+    vocab = Vocabulary()
+    p = vocab.encode(bags)
+    reference = BM25(p.ids, p.tfs, p.per_chunk, vocab)
+    terms = ["parse", "config", "path"]
+    assert np.allclose(corpus.bm25.scores(terms), reference.scores(terms))
+    assert corpus.bm25.scores(terms, side=3.0)[0] > corpus.bm25.scores(terms)[0]  # a.py defines parse_config

@@ -12,6 +12,9 @@ from codepith.chunks.chunker import chunk_file_checked
 from codepith.chunks.lines import line_chunks
 from codepith.index.lexical import TermCounts
 from codepith.index.tokens import token_counts, tokenize
+from codepith.store.segment import SIDE_MARK
+
+NAMES_IN_FIELD = 3  # a chunk's first defined names (a class and its first members) fill its name field
 
 
 def path_tokens(rel_path: str) -> list[str]:
@@ -37,6 +40,9 @@ def term_bags(rel_path: str, chunks: list[Chunk]) -> list[TermCounts]:
         counts = token_counts(c.content)
         for tok in extra:
             counts[tok] = counts.get(tok, 0) + 1
+        for tok in tokenize(" ".join(c.symbols[:NAMES_IN_FIELD])):
+            key = SIDE_MARK + tok
+            counts[key] = counts.get(key, 0) + 1
         terms.append(TermCounts(tuple(counts), tuple(counts.values())))
     return terms
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from codepith.chunks.chunk import Chunk
 from codepith.index.lexical import K1, B
-from codepith.store.segment import term_key
+from codepith.store.segment import SIDE_MARK, term_key
 from codepith.store.view import View
 
 T = TypeVar("T")
@@ -103,18 +103,54 @@ class SegmentBM25:
             df = self.doc_freq(term)
         return float(np.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5)))
 
-    def scores(self, terms: Sequence[str], weights: Sequence[float] | None = None) -> np.ndarray:
-        """Dense score vector over all chunks (zeros where no term occurs)."""
+    def scores(
+        self, terms: Sequence[str], weights: Sequence[float] | None = None, *, side: float = 0.0
+    ) -> np.ndarray:
+        """Dense score vector over all chunks (zeros where no term occurs).
+
+        ``side`` > 0 scores as BM25F with the side field (terms marked ``SIDE_MARK``: the words of a
+        chunk's defined names) at that weight: a chunk's count of a term is its body count plus ``side``
+        times its name count, saturated together, so a name that repeats a word of the body adds less
+        than a name alone. With ``side`` = 0 the field is never read."""
         out = np.zeros(self._c.n_physical, dtype=np.float32)
         for i, term in enumerate(terms):
             df, hits = self._hits(term)
-            if not df:
+            named = self._hits(SIDE_MARK + term) if side > 0 else (0, [])
+            if not df and not named[0]:
                 continue
-            w = self.idf(term, df) * (1.0 if weights is None else weights[i])
+            w = self.idf(term, df or named[0]) * (1.0 if weights is None else weights[i])
             for idx, tfs in hits:
                 tf = tfs.astype(np.float32)
                 out[idx] += w * tf * (K1 + 1.0) / (tf + self._norm[idx])
+            if named[0]:
+                self._add_side(out, w, hits, named[1], side)
         return out if self._c.identity else out[self._c.perm]
+
+    def _add_side(
+        self,
+        out: np.ndarray,
+        w: float,
+        body: list[tuple[np.ndarray, np.ndarray]],
+        names: list[tuple[np.ndarray, np.ndarray]],
+        side: float,
+    ) -> None:
+        """Raise each named chunk's term score from its body count to body + side x name count; a named
+        chunk's body count is found by binary search in the term's body postings."""
+        if body:
+            b_idx = np.concatenate([h[0] for h in body])
+            b_tf = np.concatenate([h[1] for h in body]).astype(np.float32)
+            if len(b_idx) > 1 and not bool(np.all(b_idx[1:] > b_idx[:-1])):  # segments out of order
+                order = np.argsort(b_idx, kind="stable")
+                b_idx, b_tf = b_idx[order], b_tf[order]
+        for idx, tfs in names:
+            base = np.zeros(len(idx), dtype=np.float32)
+            if body and len(b_idx):
+                pos = np.minimum(np.searchsorted(b_idx, idx), len(b_idx) - 1)
+                found = b_idx[pos] == idx
+                base[found] = b_tf[pos[found]]
+            norm = self._norm[idx]
+            both = base + np.float32(side) * tfs.astype(np.float32)
+            out[idx] += w * (both * (K1 + 1.0) / (both + norm) - base * (K1 + 1.0) / (base + norm))
 
 
 class Definitions:

@@ -43,11 +43,15 @@ SATURATION = 0.5  # each further chunk from an already-listed file counts this m
 COMPANION = 0.8  # the other half of a top file's unit (foo.h / foo.cpp) rises to this share of its score
 COMPANION_FILES = 5  # ... for the first this many files
 SUPERSEDED = 0.5  # a file in an older copy of the code the repository also holds in a newer form
+NAME_FIELD = 3.0  # BM25F: a word among those of a chunk's defined names counts this many times its body count
 GENERATED = 0.5  # a file a tool wrote (a Bison parser, protoc output): its source is the grammar or schema
 
 
 def lexical_scores(corpus: Corpus, query: Query) -> np.ndarray:
-    return corpus.bm25.scores(query.terms, query.weights)
+    """BM25 of the query's terms; a search phrase (not an issue's many words) also counts them in the
+    chunks' name field: ``yield`` in ``fun yield()`` says more than ``yield`` in its body."""
+    side = 0.0 if query.issue or query.symbol_like else NAME_FIELD
+    return corpus.bm25.scores(query.terms, query.weights, side=side)
 
 
 def dense_scores(corpus: Corpus, model: StaticModel, query: Query) -> np.ndarray:

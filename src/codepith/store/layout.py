@@ -18,7 +18,8 @@ from pathlib import Path
 # 5: files whose parse has an ERROR root chunked by syntax when most of it is sound; float16
 #    vectors without subnormals; a scale per vector (int8 codes in large repositories).
 # 6: a split class's bare header line joins its first member before its doc comment joins them.
-FORMAT_VERSION = 6
+# 7: a side field of the words of each chunk's defined names (terms marked "=", outside BM25 lengths).
+FORMAT_VERSION = 7
 
 
 def cache_root() -> Path:

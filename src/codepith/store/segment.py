@@ -34,6 +34,10 @@ from codepith.store.layout import CacheError
 
 MAX_CHUNKS = 65535
 VECTOR_DTYPE = np.float16
+# A term that begins with this belongs to a side field (the words of the names a chunk defines): it has
+# postings like any term but no share in the chunk's BM25 length, so queries that never ask for the field
+# score exactly as if it were not there.
+SIDE_MARK = "="
 ARRAYS = ("vectors", "vscale", "lengths", "keys", "offsets", "docs", "tfs", "dkeys", "dchunks")
 FILES = (*(f"{a}.npy" for a in ARRAYS), "chunks.bin")
 
@@ -141,7 +145,7 @@ def write(
             p_keys.extend(map(keys.__getitem__, terms))
             p_tfs.extend(counts)
             per_chunk.append(len(terms))
-            lengths.append(sum(counts))
+            lengths.append(sum(n for t, n in zip(terms, counts, strict=True) if not t.startswith(SIDE_MARK)))
             for sym in c.symbols:  # one entry per symbol, as the in-memory table had
                 d_keys.append(keys[sym.lower()])
                 d_docs.append(n)
