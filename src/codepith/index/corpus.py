@@ -70,15 +70,21 @@ class SegmentBM25:
         self._norm = (K1 * (1.0 - B + B * lengths / max(avg, 1e-9))).astype(np.float32)
 
     def _hits(self, term: str) -> tuple[int, list[tuple[np.ndarray, np.ndarray]]]:
-        key = term_key(term)
-        hits = []
-        df = 0
+        return self._hits_many([term])[0]
+
+    def _hits_many(self, terms: Sequence[str]) -> list[tuple[int, list[tuple[np.ndarray, np.ndarray]]]]:
+        """Each term's live document frequency and postings (corpus numbers, counts) per segment."""
+        keys = np.fromiter((term_key(t) for t in terms), dtype=np.uint64, count=len(terms))
+        out: list[tuple[int, list[tuple[np.ndarray, np.ndarray]]]] = [(0, []) for _ in terms]
         for part, base in zip(self._c.parts, self._c.phys_base, strict=False):
-            for b, docs, tfs in part.view.postings(key):
-                idx = docs.astype(np.int64) + (base + b)
-                hits.append((idx, tfs))
-                df += len(idx) if self._c.identity else int(np.count_nonzero(self._c.logical_of[idx] >= 0))
-        return df, hits
+            for i, found in enumerate(part.view.postings_many(keys)):
+                df, hits = out[i]
+                for b, docs, tfs in found:
+                    idx = docs.astype(np.int64) + (base + b)
+                    hits.append((idx, tfs))
+                    df += len(idx) if self._c.identity else int(np.count_nonzero(self._c.logical_of[idx] >= 0))
+                out[i] = (df, hits)
+        return out
 
     def doc_freq(self, term: str) -> int:
         return self._hits(term)[0]
@@ -113,9 +119,10 @@ class SegmentBM25:
         times its name count, saturated together, so a name that repeats a word of the body adds less
         than a name alone. With ``side`` = 0 the field is never read."""
         out = np.zeros(self._c.n_physical, dtype=np.float32)
+        looked = self._hits_many([*terms, *(SIDE_MARK + t for t in terms)] if side > 0 else terms)
         for i, term in enumerate(terms):
-            df, hits = self._hits(term)
-            named = self._hits(SIDE_MARK + term) if side > 0 else (0, [])
+            df, hits = looked[i]
+            named = looked[len(terms) + i] if side > 0 else (0, [])
             if not df and not named[0]:
                 continue
             w = self.idf(term, df or named[0]) * (1.0 if weights is None else weights[i])
@@ -135,22 +142,28 @@ class SegmentBM25:
         side: float,
     ) -> None:
         """Raise each named chunk's term score from its body count to body + side x name count; a named
-        chunk's body count is found by binary search in the term's body postings."""
-        if body:
+        chunk's body count is found by binary search in the term's body postings. (A few small arrays per
+        term: kept to a handful of numpy calls, whose overhead is most of the cost.)"""
+        b_idx: np.ndarray | None = None
+        if len(body) == 1:
+            b_idx, b_tf = body[0]
+        elif body:
             b_idx = np.concatenate([h[0] for h in body])
-            b_tf = np.concatenate([h[1] for h in body]).astype(np.float32)
-            if len(b_idx) > 1 and not bool(np.all(b_idx[1:] > b_idx[:-1])):  # segments out of order
-                order = np.argsort(b_idx, kind="stable")
+            b_tf = np.concatenate([h[1] for h in body])
+            if not (b_idx[1:] > b_idx[:-1]).all():  # segments out of chunk order
+                order = b_idx.argsort(kind="stable")
                 b_idx, b_tf = b_idx[order], b_tf[order]
+        k1 = K1 + 1.0
         for idx, tfs in names:
-            base = np.zeros(len(idx), dtype=np.float32)
-            if body and len(b_idx):
-                pos = np.minimum(np.searchsorted(b_idx, idx), len(b_idx) - 1)
-                found = b_idx[pos] == idx
-                base[found] = b_tf[pos[found]]
+            if b_idx is not None and len(b_idx):
+                pos = b_idx.searchsorted(idx)
+                pos[pos >= len(b_idx)] = len(b_idx) - 1
+                base = np.where(b_idx[pos] == idx, b_tf[pos], 0).astype(np.float32)
+            else:
+                base = np.zeros(len(idx), dtype=np.float32)
             norm = self._norm[idx]
-            both = base + np.float32(side) * tfs.astype(np.float32)
-            out[idx] += w * (both * (K1 + 1.0) / (both + norm) - base * (K1 + 1.0) / (base + norm))
+            both = base + np.float32(side) * tfs
+            out[idx] += w * k1 * (both / (both + norm) - base / (base + norm))
 
 
 class Definitions:

@@ -317,6 +317,19 @@ class Segment:
         lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
         return self.docs[lo:hi], self.tfs[lo:hi]
 
+    def postings_many(self, keys: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
+        """``postings`` of several keys with one binary search (a query's terms, looked up together)."""
+        n = len(self.keys)
+        pos = self.keys.searchsorted(keys)
+        out: list[tuple[np.ndarray, np.ndarray] | None] = []
+        for i, k in zip(pos.tolist(), keys.tolist(), strict=True):
+            if i >= n or int(self.keys[i]) != k:
+                out.append(None)
+            else:
+                lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
+                out.append((self.docs[lo:hi], self.tfs[lo:hi]))
+        return out
+
     def defining(self, key: int) -> np.ndarray:
         k = np.uint64(key)
         lo = int(np.searchsorted(self.dkeys, k, side="left"))

@@ -142,6 +142,15 @@ class View:
                 out.append((int(b), docs, tfs))
         return out
 
+    def postings_many(self, keys: np.ndarray) -> list[list[tuple[int, np.ndarray, np.ndarray]]]:
+        """``postings`` of each key, with one binary search per segment for all of them."""
+        out: list[list[tuple[int, np.ndarray, np.ndarray]]] = [[] for _ in range(len(keys))]
+        for s, b in zip(self.segments, self.base[:-1].tolist(), strict=False):
+            for i, got in enumerate(s.postings_many(keys)):
+                if got is not None and len(got[0]):
+                    out[i].append((b, got[0], got[1]))
+        return out
+
     def defining(self, name_lower: str) -> list[int]:
         """Physical ids of the chunks that define a (lower-cased) name."""
         key = term_key(name_lower)
