@@ -143,6 +143,28 @@ def test_cache_list_and_clear_orphans(tmp_path: Path, capsys) -> None:  # type: 
     assert "no cached indexes" in out
 
 
+def test_an_index_of_an_older_format_is_listed_and_cleared_as_outdated(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """After an upgrade the old index is only disk space: this version builds its own beside it."""
+    from codepith.store import layout
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    write(old, {"o.py": "def old_handler():\n    pass\n"})
+    write(new, {"n.py": "def new_handler():\n    pass\n"})
+    run(capsys, "index", str(old))
+    run(capsys, "index", str(new))
+    (entry,) = [e for e in layout.list_cached() if e.root == str(old.resolve())]
+    source = json.loads((entry.folder / "source.json").read_text())
+    assert source["format"] == layout.FORMAT_VERSION and not entry.outdated
+    source["format"] = layout.FORMAT_VERSION - 1  # as an older codepith wrote it
+    (entry.folder / "source.json").write_text(json.dumps(source))
+    _, out, _ = run(capsys, "cache")
+    assert f"outdated: index format {layout.FORMAT_VERSION - 1}" in out
+    code, out, _ = run(capsys, "clear", "orphans")
+    assert code == 0 and "removed 1 cached index" in out and not entry.folder.exists()
+    _, out, _ = run(capsys, "cache")
+    assert str(new.resolve()) in out and "outdated" not in out
+
+
 def test_read_related_savings(repo: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(repo)
     code, out, _ = run(capsys, "read", "svc/auth.py", "2", "3")

@@ -55,10 +55,17 @@ class CachedIndex:
     chunks: int
     bytes: int
     updated: float
+    format: int | None = None  # the index format it was written in (None: unknown)
 
     @property
     def orphan(self) -> bool:
         return not Path(self.root).is_dir()
+
+    @property
+    def outdated(self) -> bool:
+        """Written in another index format: this version never reads it (it builds its own beside it),
+        so after an upgrade it is only disk space."""
+        return self.format is not None and self.format != FORMAT_VERSION
 
 
 def _folder_bytes(folder: Path) -> int:
@@ -94,6 +101,7 @@ def list_cached(cache: Path | None = None) -> list[CachedIndex]:
                     int(src["chunks"]),
                     _folder_bytes(folder),
                     float(src["updated"]),
+                    int(src["format"]) if isinstance(src.get("format"), int) else None,
                 )
             )
         except (OSError, ValueError, KeyError, TypeError):

@@ -246,6 +246,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.updated)) if e.updated else "?"
         flag = "  (orphan: source gone)" if e.orphan else ""
+        if e.outdated:
+            flag += f"  (outdated: index format {e.format}, this version reads {store.FORMAT_VERSION})"
         model = e.model if len(e.model) <= 20 else "..." + e.model[-17:]
         print(
             f"{_human_bytes(e.bytes):>9}  {e.files:>6}  {e.chunks:>7}  {e.content:<7}  {model:<20}  "
@@ -264,7 +266,7 @@ def cmd_clear(args: argparse.Namespace) -> int:
         raise CodepithError(f"cache folder {root} is not a folder; nothing removed")
     entries = store.list_cached()
     if args.what == "orphans":
-        entries = [e for e in entries if e.orphan]
+        entries = [e for e in entries if e.orphan or e.outdated]
     failed: list[tuple[str, str]] = []
     removed = 0
     for e in entries:
@@ -473,11 +475,14 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("cache", help="list cached indexes with size and source")
     c.set_defaults(func=cmd_cache)
 
-    cl = sub.add_parser("clear", help="remove cached indexes: index (all indexes), orphans (sources gone), all")
+    cl = sub.add_parser(
+        "clear", help="remove cached indexes: index (all indexes), orphans (sources gone or outdated), all"
+    )
     cl.add_argument(
         "what",
         choices=("index", "orphans", "all"),
-        help="index: every cached index; orphans: those whose source folder is gone; all: indexes and savings log",
+        help="index: every cached index; orphans: those whose source folder is gone or that an older codepith "
+        "wrote in another index format; all: indexes and savings log",
     )
     cl.set_defaults(func=cmd_clear)
 
