@@ -165,7 +165,7 @@ class StaticModel:
             cache = self._word_ids
             if len(cache) > _WORD_CACHE_LIMIT:
                 cache.clear()
-            missing = list({w for _, words in words_of for w in words if w not in cache})
+            missing = list(set().union(*(words for _, words in words_of)).difference(cache))
             for word, enc in zip(missing, _batch_encode(self._tokenizer, missing), strict=True):
                 cache[word] = enc.ids
             limit = self._max_length
@@ -211,8 +211,9 @@ class StaticModel:
         # slower than this loop (measured: 7.7 s vs 0.9 s for 2M tokens x 256 dims), and each step
         # touches only one text's rows, so memory stays bounded.
         table = self._table
+        add_reduce = np.add.reduce  # np.sum's own call (its Python wrapper costs as much as a short sum)
         for row, begin, n in zip(rows.tolist(), starts[rows].tolist(), lengths[rows].tolist(), strict=True):
-            np.sum(table[flat[begin : begin + n]], axis=0, out=out[row])
+            add_reduce(table[flat[begin : begin + n]], axis=0, out=out[row])
             out[row] /= n
         if self._normalize:
             norms = np.linalg.norm(out, axis=1, keepdims=True)
