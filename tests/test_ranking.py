@@ -395,3 +395,29 @@ def test_the_name_field_leaves_body_scores_alone(tmp_path: Path, model) -> None:
     terms = ["parse", "config", "path"]
     assert np.allclose(corpus.bm25.scores(terms), reference.scores(terms))
     assert corpus.bm25.scores(terms, side=3.0)[0] > corpus.bm25.scores(terms)[0]  # a.py defines parse_config
+
+
+def test_an_issue_reads_the_name_field_for_its_title_words_only(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith.search import engine
+    from codepith.search.query import parse_query
+
+    prose = "We upgraded last week and since then the worker pool misbehaves under load in production.\n"
+    write(
+        tmp_path,
+        {
+            "runtime/cooperation.py": "def yield_thread(task):\n    task.suspended = True\n    return task\n",
+            "runtime/pool.py": "def grow(pool):\n    pool.size += 1\n    return pool\n",
+        },
+    )
+    corpus = codepith.Index.from_path(tmp_path, model=model).corpus
+    named = corpus.chunk_indices("runtime/cooperation.py")[0]
+    in_title = parse_query("yield_thread never returns\n\n" + prose + "It hangs when many tasks wait.\n")
+    in_prose = parse_query("The pool hangs forever\n\n" + prose + "Calling yield_thread never returns.\n")
+    assert in_title.issue and in_prose.issue
+
+    def score(query: object, weight: float) -> float:
+        monkeypatch.setattr(engine, "ISSUE_NAME_FIELD", weight)
+        return float(engine.lexical_scores(corpus, query)[named])  # type: ignore[arg-type]
+
+    assert score(in_title, 1.0) > score(in_title, 0.0) > 0
+    assert score(in_prose, 1.0) == score(in_prose, 0.0) > 0  # prose words never read the field

@@ -110,19 +110,27 @@ class SegmentBM25:
         return float(np.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5)))
 
     def scores(
-        self, terms: Sequence[str], weights: Sequence[float] | None = None, *, side: float = 0.0
+        self,
+        terms: Sequence[str],
+        weights: Sequence[float] | None = None,
+        *,
+        side: float = 0.0,
+        sides: Sequence[float] | None = None,
     ) -> np.ndarray:
         """Dense score vector over all chunks (zeros where no term occurs).
 
         ``side`` > 0 scores as BM25F with the side field (terms marked ``SIDE_MARK``: the words of a
         chunk's defined names) at that weight: a chunk's count of a term is its body count plus ``side``
         times its name count, saturated together, so a name that repeats a word of the body adds less
-        than a name alone. With ``side`` = 0 the field is never read."""
+        than a name alone. ``sides`` gives each term its own weight instead. A term whose weight is 0 never
+        reads the field, and scores exactly as if the field did not exist."""
         out = np.zeros(self._c.n_physical, dtype=np.float32)
-        looked = self._hits_many([*terms, *(SIDE_MARK + t for t in terms)] if side > 0 else terms)
+        per = list(sides) if sides is not None else [side] * len(terms)
+        any_side = any(v > 0 for v in per)
+        looked = self._hits_many([*terms, *(SIDE_MARK + t for t in terms)] if any_side else terms)
         for i, term in enumerate(terms):
             df, hits = looked[i]
-            named = looked[len(terms) + i] if side > 0 else (0, [])
+            named = looked[len(terms) + i] if per[i] > 0 else (0, [])
             if not df and not named[0]:
                 continue
             w = self.idf(term, df or named[0]) * (1.0 if weights is None else weights[i])
@@ -130,7 +138,7 @@ class SegmentBM25:
                 tf = tfs.astype(np.float32)
                 out[idx] += w * tf * (K1 + 1.0) / (tf + self._norm[idx])
             if named[0]:
-                self._add_side(out, w, hits, named[1], side)
+                self._add_side(out, w, hits, named[1], per[i])
         return out if self._c.identity else out[self._c.perm]
 
     def _add_side(

@@ -44,14 +44,19 @@ COMPANION = 0.8  # the other half of a top file's unit (foo.h / foo.cpp) rises t
 COMPANION_FILES = 5  # ... for the first this many files
 SUPERSEDED = 0.5  # a file in an older copy of the code the repository also holds in a newer form
 NAME_FIELD = 3.0  # BM25F: a word among those of a chunk's defined names counts this many times its body count
+ISSUE_NAME_FIELD = 1.0  # ... for an issue's title and code-span words only (its prose never reads the field)
 GENERATED = 0.5  # a file a tool wrote (a Bison parser, protoc output): its source is the grammar or schema
 
 
 def lexical_scores(corpus: Corpus, query: Query) -> np.ndarray:
-    """BM25 of the query's terms; a search phrase (not an issue's many words) also counts them in the
-    chunks' name field: ``yield`` in ``fun yield()`` says more than ``yield`` in its body."""
-    side = 0.0 if query.issue or query.symbol_like else NAME_FIELD
-    return corpus.bm25.scores(query.terms, query.weights, side=side)
+    """BM25 of the query's terms, counting a term found among a chunk's defined names more (BM25F):
+    ``yield`` in ``fun yield()`` says more than ``yield`` in its body. A search phrase reads the name field
+    for every word; an issue only for the words of its title and code spans, which name its subject (its
+    prose is context, and weighs half); a symbol query has the definition boost instead."""
+    if query.issue:
+        sides = [ISSUE_NAME_FIELD if w >= 1.0 else 0.0 for w in query.weights or ()]
+        return corpus.bm25.scores(query.terms, query.weights, sides=sides or None)
+    return corpus.bm25.scores(query.terms, query.weights, side=0.0 if query.symbol_like else NAME_FIELD)
 
 
 def dense_scores(corpus: Corpus, model: StaticModel, query: Query) -> np.ndarray:
