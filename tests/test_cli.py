@@ -121,12 +121,17 @@ def test_several_paths_prefix_results(tmp_path: Path, capsys) -> None:  # type: 
     assert {"one/a.py", "two/b.py"} <= paths
 
 
+def _indexed_pair(capsys, tmp_path: Path, first: str, second: str) -> tuple[Path, Path]:  # type: ignore[no-untyped-def]
+    """Two small folders, each indexed into the test's cache."""
+    folders = (tmp_path / first, tmp_path / second)
+    for folder in folders:
+        write(folder, {f"{folder.name}.py": f"def {folder.name}_handler():\n    pass\n"})
+        run(capsys, "index", str(folder))
+    return folders
+
+
 def test_cache_list_and_clear_orphans(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    keep, gone = tmp_path / "keep", tmp_path / "gone"
-    write(keep, {"k.py": "def keep():\n    pass\n"})
-    write(gone, {"g.py": "def gone():\n    pass\n"})
-    run(capsys, "index", str(keep))
-    run(capsys, "index", str(gone))
+    keep, gone = _indexed_pair(capsys, tmp_path, "keep", "gone")
     _, out, _ = run(capsys, "cache")
     assert str(keep.resolve()) in out and str(gone.resolve()) in out
     for p in gone.iterdir():
@@ -147,11 +152,7 @@ def test_an_index_of_an_older_format_is_listed_and_cleared_as_outdated(tmp_path:
     """After an upgrade the old index is only disk space: this version builds its own beside it."""
     from codepith.store import layout
 
-    old, new = tmp_path / "old", tmp_path / "new"
-    write(old, {"o.py": "def old_handler():\n    pass\n"})
-    write(new, {"n.py": "def new_handler():\n    pass\n"})
-    run(capsys, "index", str(old))
-    run(capsys, "index", str(new))
+    old, new = _indexed_pair(capsys, tmp_path, "old", "new")
     (entry,) = [e for e in layout.list_cached() if e.root == str(old.resolve())]
     source = json.loads((entry.folder / "source.json").read_text())
     assert source["format"] == layout.FORMAT_VERSION and not entry.outdated
