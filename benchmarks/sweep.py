@@ -33,6 +33,7 @@ def main() -> int:
     args = ap.parse_args()
     os.environ["CODEPITH_CACHE_DIR"] = tempfile.mkdtemp(prefix="codepith-sweep-")
     import codepith
+    from codepith.index import corpus as corpus_module
     from codepith.index import lexical
     from codepith.model.loader import load_model
     from codepith.search import engine
@@ -45,7 +46,9 @@ def main() -> int:
         rebuild = False
         for (name, _), value in zip(grid, combo, strict=True):
             if name.startswith("lexical."):  # BM25 constants: the corpus arrays must be rebuilt
-                setattr(lexical, name.split(".", 1)[1], value)
+                const = name.split(".", 1)[1]
+                setattr(lexical, const, value)
+                setattr(corpus_module, const, value)  # the segment store's BM25 imported its own copy
                 rebuild = True
             else:
                 setattr(engine, name, int(value) if "CANDIDATES" in name else value)
