@@ -77,7 +77,7 @@ class SegmentBM25:
         keys = np.fromiter((term_key(t) for t in terms), dtype=np.uint64, count=len(terms))
         out: list[tuple[int, list[tuple[np.ndarray, np.ndarray]]]] = [(0, []) for _ in terms]
         for part, base in zip(self._c.parts, self._c.phys_base, strict=False):
-            for i, found in enumerate(part.view.postings_many(keys)):
+            for i, found in enumerate(part.view.postings(keys)):
                 df, hits = out[i]
                 for b, docs, tfs in found:
                     idx = docs.astype(np.int64) + (base + b)

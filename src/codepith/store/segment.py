@@ -308,17 +308,9 @@ class Segment:
         rows = np.asarray(self.vectors[lo:hi], np.float32)
         return rows * self.vscale[lo:hi, None] if self.compact else rows
 
-    def postings(self, key: int) -> tuple[np.ndarray, np.ndarray]:
-        """(local chunk ids, term counts) of one term."""
-        k = np.uint64(key)
-        i = int(np.searchsorted(self.keys, k))
-        if i >= len(self.keys) or self.keys[i] != k:
-            return np.empty(0, np.uint16), np.empty(0, np.uint16)
-        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
-        return self.docs[lo:hi], self.tfs[lo:hi]
-
-    def postings_many(self, keys: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
-        """``postings`` of several keys with one binary search (a query's terms, looked up together)."""
+    def postings(self, keys: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
+        """(local chunk ids, term counts) of each key, or None where the segment lacks it: one binary
+        search for all of a query's terms."""
         n = len(self.keys)
         pos = self.keys.searchsorted(keys)
         out: list[tuple[np.ndarray, np.ndarray] | None] = []

@@ -133,20 +133,12 @@ class View:
             parts.append(out * s.vscale if s.compact else out)
         return np.concatenate(parts) if parts else np.zeros(0, np.float32)
 
-    def postings(self, key: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        """(physical base, local ids, counts) of one term in each segment that holds it."""
-        out = []
-        for s, b in zip(self.segments, self.base[:-1], strict=False):
-            docs, tfs = s.postings(key)
-            if len(docs):
-                out.append((int(b), docs, tfs))
-        return out
-
-    def postings_many(self, keys: np.ndarray) -> list[list[tuple[int, np.ndarray, np.ndarray]]]:
-        """``postings`` of each key, with one binary search per segment for all of them."""
+    def postings(self, keys: np.ndarray) -> list[list[tuple[int, np.ndarray, np.ndarray]]]:
+        """(physical base, local ids, counts) of each key in each segment that holds it, with one binary
+        search per segment for all the keys."""
         out: list[list[tuple[int, np.ndarray, np.ndarray]]] = [[] for _ in range(len(keys))]
         for s, b in zip(self.segments, self.base[:-1].tolist(), strict=False):
-            for i, got in enumerate(s.postings_many(keys)):
+            for i, got in enumerate(s.postings(keys)):
                 if got is not None and len(got[0]):
                     out[i].append((b, got[0], got[1]))
         return out
