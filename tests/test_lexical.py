@@ -1,45 +1,51 @@
-"""BM25 over integer postings: the textbook behaviour, on bags small enough to reason about."""
+"""BM25 over the segment store's postings: the textbook behaviour, on one-chunk files small enough to
+reason about."""
 
 from __future__ import annotations
 
-from collections import Counter
+from pathlib import Path
 
 import numpy as np
+from conftest import write
 
-from codepith.index.lexical import BM25, TermCounts, Vocabulary
-
-
-def bm25(*docs: str) -> BM25:
-    bags = []
-    for doc in docs:
-        c = Counter(doc.split())
-        bags.append(TermCounts(tuple(c), tuple(c.values())))
-    vocab = Vocabulary()
-    p = vocab.encode(bags)
-    return BM25(p.ids, p.tfs, p.per_chunk, vocab)
+import codepith
+from codepith.index.corpus import Corpus
+from codepith.index.tokens import query_terms
 
 
-def test_rare_terms_weigh_more_and_absent_terms_score_zero() -> None:
-    index = bm25("parse config", "parse token", "parse route", "render view")
-    s = index.scores(["parse", "config"])
-    assert s[0] > s[1] == s[2] > s[3] == 0.0
-    assert index.idf("config") > index.idf("parse")
-    assert index.doc_freq("parse") == 3 and index.doc_freq("missing") == 0
-    assert not index.scores(["missing"]).any()
+def t(word: str) -> str:
+    """The index's token for a word (``parse`` is stored as ``pars``)."""
+    (term,) = query_terms(word)
+    return term
 
 
-def test_term_frequency_saturates_and_long_documents_are_normalised() -> None:
-    index = bm25("cache", "cache cache", "cache " * 20, "cache other words here to make it long")
-    s = index.scores(["cache"])
-    assert s[1] > s[0]  # more occurrences help ...
-    assert s[2] < 2.2 * s[0]  # ... but with diminishing returns (k1 saturation)
-    assert s[0] > s[3]  # the same single hit counts less in a longer document
+def bm25_corpus(tmp_path: Path, model, *docs: str) -> tuple[Corpus, list[int]]:  # type: ignore[no-untyped-def]
+    """One file per document (``x = a + b``), so each is one chunk; returns the corpus and their numbers."""
+    files = {f"d{i}.py": "x = " + " + ".join(doc.split()) + "\n" for i, doc in enumerate(docs)}
+    write(tmp_path, files)
+    corpus = codepith.Index.from_path(tmp_path, model=model).corpus
+    return corpus, [corpus.chunk_indices(f"d{i}.py")[0] for i in range(len(docs))]
 
 
-def test_vocabulary_ids_survive_growth() -> None:
-    vocab = Vocabulary()
-    first = vocab.encode([TermCounts(("a", "b"), (1, 2))])
-    vocab.encode([TermCounts(("c",), (1,))])
-    assert vocab.get("a") == int(first.ids[0]) and vocab.get("c") == 2
-    assert np.array_equal(first.per_chunk, [2])
-    assert Vocabulary(vocab.terms).get("b") == vocab.get("b")
+def test_rare_terms_weigh_more_and_absent_terms_score_zero(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    corpus, d = bm25_corpus(tmp_path, model, "parse config", "parse token", "parse route", "render view")
+    s = corpus.bm25.scores([t("parse"), t("config")])
+    assert s[d[0]] > s[d[1]] == s[d[2]] > s[d[3]] == 0.0
+    assert corpus.bm25.idf(t("config")) > corpus.bm25.idf(t("parse"))
+    assert corpus.bm25.doc_freq(t("parse")) == 3 and corpus.bm25.doc_freq("missing") == 0
+    assert not corpus.bm25.scores(["missing"]).any()
+
+
+def test_term_frequency_saturates_and_long_documents_are_normalised(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    docs = ("cache", "cache cache", "cache " * 20, "cache other words here to make it long")
+    corpus, d = bm25_corpus(tmp_path, model, *docs)
+    s = corpus.bm25.scores([t("cache")])
+    assert s[d[1]] > s[d[0]]  # more occurrences help ...
+    assert s[d[2]] < 2.2 * s[d[0]]  # ... but with diminishing returns (k1 saturation)
+    assert s[d[0]] > s[d[3]]  # the same single hit counts less in a longer document
+
+
+def test_postings_list_the_chunks_that_hold_a_term(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    corpus, d = bm25_corpus(tmp_path, model, "parse parse config", "render view", "parse")
+    docs, tfs = corpus.bm25.postings(t("parse"))
+    assert docs.tolist() == sorted([d[0], d[2]]) and np.array_equal(tfs[np.argsort(docs)], [2.0, 1.0])

@@ -58,8 +58,8 @@ class Chunks(Sequence[Chunk]):
 
 
 class SegmentBM25:
-    """Okapi BM25 over the segments' postings, with the same arithmetic as ``lexical.BM25`` over the
-    live chunks: document frequencies and the average length count only chunks of the generation."""
+    """Okapi BM25 (k1 and b from ``index/lexical.py``) over the segments' postings: document frequencies
+    and the average length count only the live chunks of the generation."""
 
     def __init__(self, corpus: Corpus) -> None:
         self._c = corpus
@@ -90,8 +90,8 @@ class SegmentBM25:
         return self._hits(term)[0]
 
     def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
-        """The live chunks that hold ``term`` (corpus numbers, ascending) and its counts in each, as
-        ``lexical.BM25.postings`` gives them (issue evidence intersects these)."""
+        """The live chunks that hold ``term`` (corpus numbers, ascending) and its counts in each (issue
+        evidence intersects these)."""
         _, hits = self._hits(term)
         if not hits:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
