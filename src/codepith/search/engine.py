@@ -15,6 +15,7 @@ from codepith.search.fusion import rrf, top_indices
 from codepith.search.issue import analyze_issue
 from codepith.search.query import Query, bound_query, parse_query
 from codepith.search.ranking import (
+    file_stem,
     is_declaration_chunk,
     is_generated,
     is_wiring_chunk,
@@ -110,16 +111,12 @@ def _qualifier_holds(corpus: Corpus, path: str, qualifier: str) -> bool:
     after the qualifier or defines it (the class or module the method lives in)."""
     if stem_matches_symbol(path, qualifier):
         # ``Elements.java`` stands for ``Element`` only when no file is named ``Element`` itself
-        return _stem(path) == qualifier.lower() or qualifier.lower() not in corpus.derived("stems", _stems)
+        return file_stem(path) == qualifier.lower() or qualifier.lower() not in corpus.derived("stems", _stems)
     return any(corpus.chunks[i].file_path == path for i in corpus.definitions.get(qualifier.lower(), []))
 
 
-def _stem(path: str) -> str:
-    return path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
-
-
 def _stems(corpus: Corpus) -> frozenset[str]:
-    return frozenset(_stem(f) for f in corpus.files)
+    return frozenset(file_stem(f) for f in corpus.files)
 
 
 def _files_of(corpus: Corpus, scores: dict[int, float], known: dict[int, int] | None = None) -> dict[int, int]:

@@ -178,8 +178,13 @@ def _path_match_ratio(path: str, keywords: tuple[str, ...]) -> float:
     return hits / len(kws)
 
 
+def file_stem(path: str) -> str:
+    """A file's name before its first dot, lower-cased: ``src/Elements.java`` -> ``elements``."""
+    return path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
+
+
 def stem_matches_symbol(path: str, symbol: str) -> bool:
-    stem = path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
+    stem = file_stem(path)
     s = symbol.lower()
     norm = stem.replace("_", "").replace("-", "")
     return s in (stem, norm, stem.rstrip("s"), norm.rstrip("s"))

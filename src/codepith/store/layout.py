@@ -67,6 +67,11 @@ class CachedIndex:
         so after an upgrade it is only disk space."""
         return self.format is not None and self.format != FORMAT_VERSION
 
+    @property
+    def stale(self) -> bool:
+        """Nothing this version will read again: its source is gone, or it is in another format."""
+        return self.orphan or self.outdated
+
 
 def _folder_bytes(folder: Path) -> int:
     total = 0

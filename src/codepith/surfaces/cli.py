@@ -266,7 +266,7 @@ def cmd_clear(args: argparse.Namespace) -> int:
         raise CodepithError(f"cache folder {root} is not a folder; nothing removed")
     entries = store.list_cached()
     if args.what == "orphans":
-        entries = [e for e in entries if e.orphan or e.outdated]
+        entries = [e for e in entries if e.stale]
     failed: list[tuple[str, str]] = []
     removed = 0
     for e in entries:
