@@ -371,7 +371,7 @@ def test_a_folder_that_changed_is_walked_alone(tmp_path: Path, model) -> None:  
     assert not again.last_stats[0].walked and not again.last_stats[0].dirty
 
 
-@pytest.mark.parametrize("how", ["workers", "broken-workers"])
+@pytest.mark.parametrize("how", ["forked", "started", "broken-workers"])
 def test_worker_processes_give_the_same_index(tmp_path: Path, model, monkeypatch, how: str) -> None:  # type: ignore[no-untyped-def]
     from codepith.index import workers
 
@@ -383,18 +383,30 @@ def test_worker_processes_give_the_same_index(tmp_path: Path, model, monkeypatch
     alone = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
     monkeypatch.setenv("CODEPITH_WORKERS", "2")
     monkeypatch.setattr(workers, "MIN_FILES", 1)
+    monkeypatch.setenv("CODEPITH_FORK", "1" if how == "forked" else "0")
+    if how == "forked" and not workers.can_fork():
+        pytest.skip("fork is not safe in this process (not Linux, or other threads are running)")
     private_tmp = tmp_path / "tmp"  # never the shared temp folder: other codepith runs use it too
     private_tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(private_tmp))
     monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     if how == "broken-workers":  # workers that die at once: every file is done in-process instead
         monkeypatch.setattr(workers.sys, "executable", "/bin/false")
+    pools: list[bool] = []
+    real_init = workers._Pool.__init__
+
+    def init(self, jobs, n, timeout, finish, fork):  # type: ignore[no-untyped-def]
+        pools.append(fork)
+        real_init(self, jobs, n, timeout, finish, fork)
+
+    monkeypatch.setattr(workers._Pool, "__init__", init)
     shared = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
     assert shared.chunks == alone.chunks
     assert np.allclose(shared.corpus.vectors, alone.corpus.vectors)
     q = "route the request"
     got = [(r.chunk.location, r.score) for r in shared.search(q)]
     assert got == [(r.chunk.location, r.score) for r in alone.search(q)]
+    assert pools == [how == "forked"], "the files went through worker processes of that kind"
     del shared  # its private store (use_cache=False) goes with it
     gc.collect()
     assert not list(private_tmp.iterdir()), "workers (and the dropped index) leave nothing in the temp folder"

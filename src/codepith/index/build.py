@@ -16,22 +16,19 @@ import logging
 import os
 import time
 from collections.abc import Callable, Collection
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from codepith.chunks.chunk import Chunk
 from codepith.files.explain import explain_hidden
 from codepith.files.read import read_text
 from codepith.files.source import IgnoreHit, SkipReport, SourceFile
 from codepith.files.walk import max_file_bytes_limit, walk
 from codepith.index import changes
-from codepith.index.analyze import FileAnalysis
+from codepith.index.prepare import prepare_file
 from codepith.index.repo import FileRecord, RepoData
-from codepith.index.workers import analyze_all
+from codepith.index.workers import prepare_all
 from codepith.model.loader import StaticModel
 from codepith.store.layout import CacheError, index_dir
 from codepith.store.manifest import FileMeta, Store, StoreBusy, Writer
@@ -40,8 +37,6 @@ from codepith.store.segment import MAX_CHUNKS, NewFile
 log = logging.getLogger("codepith")
 
 RACY_NS = 2_000_000_000
-EMBED_BATCH = 2048  # chunks handed to the embedding thread at a time
-EMBED_CHARS = 1000
 BATCH_FILES = 1000  # files read, chunked, embedded and committed as one segment (memory follows this)
 # A repository this large stores int8 vectors (``store.segment.quantize``): ~450k chunks and up, where
 # turning float16 into float32 would cost a cold search a second; smaller ones keep float16's precision.
@@ -88,13 +83,6 @@ class RefreshStats:
     @property
     def dirty(self) -> bool:
         return bool(self.added or self.changed or self.removed or self.touched)
-
-
-def embed_text(chunk: Chunk) -> str:
-    """What the dense model sees: the path adds words the code itself may lack (e.g. 'middleware/cors');
-    the head of the chunk (signature, docstring) carries its meaning, so the tail is not embedded
-    (measured: 1,000 chars lose nothing against whole chunks and halve tokenizer time; 600 lose 0.004)."""
-    return f"{chunk.file_path}\n{chunk.content[:EMBED_CHARS]}"
 
 
 def batch_files() -> int:
@@ -384,11 +372,11 @@ def _refresh_locked(
         groups: list[list[NewFile]] = [[]]
         size = 0
         for nf in new:
-            if size + len(nf.chunks) > SEGMENT_CHUNKS and groups[-1]:
+            if size + nf.n > SEGMENT_CHUNKS and groups[-1]:
                 groups.append([])
                 size = 0
             groups[-1].append(nf)
-            size += len(nf.chunks)
+            size += nf.n
         for g_i, group in enumerate(groups):
             rels = {nf.rel for nf in group}
             last = g_i == len(groups) - 1
@@ -466,31 +454,11 @@ def _batch(
             stats.changed += 1
         todo.append((sf, text, digest))
 
-    # Chunk the batch (in worker processes when there are many files) while a thread embeds the chunks
-    # gathered so far.
-    pending: list[tuple[SourceFile, str, str, FileAnalysis]] = []
-    futures: list[Future[np.ndarray]] = []
-    waiting: list[str] = []
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        analyzed = analyze_all([(sf.rel_path, text, sf.language) for sf, text, _ in todo])
-        for i, ((sf, text, digest), got) in enumerate(zip(todo, analyzed, strict=True)):
-            pending.append((sf, text, digest, got))
-            waiting.extend(embed_text(c) for c in got.chunks)
-            if len(waiting) >= EMBED_BATCH:
-                futures.append(pool.submit(model.encode, waiting))
-                waiting = []
-            if progress is not None:
-                progress(done + i + 1, total)
-        if waiting:
-            futures.append(pool.submit(model.encode, waiting))
-        parts = [f.result() for f in futures]
-    if progress is not None and not todo and batch:
-        progress(done + len(batch), total)
-    vectors = np.concatenate(parts) if parts else np.zeros((0, data.dims), np.float32)
+    # Chunk, embed and encode each file (in worker processes when there is enough text).
     new: list[NewFile] = []
-    row = 0
-    for sf, text, digest, got in pending:
-        n = len(got.chunks)
+    finish = partial(prepare_file, model)
+    prepared = prepare_all([(sf.rel_path, text, sf.language) for sf, text, _ in todo], finish)
+    for i, ((sf, text, digest), got) in enumerate(zip(todo, prepared, strict=True)):
         metas.append(
             FileMeta(
                 sf.rel_path,
@@ -501,13 +469,15 @@ def _batch(
                 len(text),
                 sf.language,
                 sf.mtime_ns >= racy_after,
-                n,
+                got.file.n,
                 got.fallback,
             )
         )
-        if n:
-            terms = [(t.terms, t.counts) for t in got.terms]
-            new.append(NewFile(sf.rel_path, got.chunks, terms, vectors[row : row + n]))
-        row += n
+        if got.file.n:
+            new.append(got.file)
+        if progress is not None:
+            progress(done + i + 1, total)
+    if progress is not None and not todo and batch:
+        progress(done + len(batch), total)
     new.sort(key=lambda nf: nf.rel)  # a segment holds its files in path order, as the corpus numbers them
     return metas, touched, new

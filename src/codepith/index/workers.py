@@ -1,13 +1,18 @@
-"""Chunk and tokenise many files on several cores, so that no single file can fail or stall the build.
+"""Prepare many files on several cores, so that no single file can fail or stall the build.
 
-Chunking is Python plus tree-sitter and holds the GIL, so threads do not help; worker processes do.
-They are started as ``python -m codepith.index.workers`` rather than through multiprocessing, whose
-spawn and forkserver modes re-run the caller's ``__main__`` (unsafe for API users' scripts) and whose
-fork mode is unsafe in a process with threads (the MCP server).
+Chunking and embedding are Python plus tree-sitter and hold the GIL, so threads do not help; worker
+processes do. On Linux, in a process with no other threads, workers are forked: they start in a few
+milliseconds with the grammars and the model already loaded, do each file's whole work (chunks, term bags,
+vectors, the segment's encoding: ``finish``) and send back a few buffers per file, so that even a build of a
+hundred files uses both cores. Elsewhere, or where threads run (the MCP server), they are started as
+``python -m codepith.index.workers`` rather than through multiprocessing, whose spawn and forkserver modes
+re-run the caller's ``__main__`` (unsafe for API users' scripts); those start in ~0.3 s, chunk only, and
+are used from ``MIN_FILES`` files.
 
-Jobs go to each worker through its stdin and results come back on its stdout, one pickle per file, so
-no copy of the source is ever written to disk: a build killed with ``kill -9`` leaves no job files
-behind, and its workers end on the broken pipe. Results come back in job order.
+A forked worker has the jobs in memory and sends results on a pipe; a started one reads its jobs on stdin
+and answers on stdout, one pickle per file, so no copy of the source is ever written to disk: a build
+killed with ``kill -9`` leaves no job files behind, and its workers end on the broken pipe. Results come
+back in job order.
 
 A worker works through its share in order, so when it dies (a segfault in a grammar, the OOM killer)
 or goes silent for ``CODEPITH_FILE_TIMEOUT`` seconds (it is then killed), the file it was on is known:
@@ -20,23 +25,30 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Generic, TypeVar
 
-from codepith.chunks.chunker import fallback_reason
+from codepith.chunks.chunker import fallback_reason, load_grammars
 from codepith.index.analyze import FileAnalysis, index_text, line_windows
 
 log = logging.getLogger("codepith")
 
 Job = tuple[str, str, str]  # (rel_path, text, language)
+R = TypeVar("R")
+Finish = Callable[[str, FileAnalysis], R]  # (rel_path, analysis) -> what the build keeps of the file
 
-MIN_FILES = 200  # below this the workers' start-up (~0.3 s) costs more than they save
+MIN_FILES = 200  # below this, started workers' start-up (~0.3 s) costs more than they save
+# ... and forked ones' below this much text: two forks and their first writes to shared pages cost 10-40 ms
+# in a process holding a model (measured side by side on the dev suite: 20,000 chars made the six
+# smallest repositories 1.3-2x slower than one process; from ~150,000 chars two workers win or tie)
+FORK_MIN_CHARS = 150_000
 FILE_TIMEOUT_ENV = "CODEPITH_FILE_TIMEOUT"
 DEFAULT_FILE_TIMEOUT = 120.0  # seconds one file may take in a worker (the slowest real file: ~1 s)
 MAX_RESTARTS = 8  # per worker slot; past it the rest of the share runs in this process
@@ -63,21 +75,39 @@ def file_timeout() -> float:
     return value if value > 0 else DEFAULT_FILE_TIMEOUT
 
 
-def analyze_all(jobs: Sequence[Job]) -> Iterator[FileAnalysis]:
-    """``index_text`` of every job, in order; never raises for a file's sake."""
+def prepare_all(jobs: Sequence[Job], finish: Finish[R]) -> Iterator[R]:
+    """``finish(rel, analyze_one(*job))`` of every job, in order; never raises for a file's sake."""
     workers = worker_count()
-    if workers < 2 or len(jobs) < MIN_FILES:
+    fork = workers >= 2 and can_fork()
+    isolate = len(jobs) >= MIN_FILES  # from this many files, workers also keep a crashing grammar out of here
+    if fork:
+        small = len(jobs) < 2 or (not isolate and sum(len(job[1]) for job in jobs) < FORK_MIN_CHARS)
+    else:
+        small = workers < 2 or not isolate
+    if small:
         for job in jobs:
-            yield analyze_one(*job)
+            yield finish(job[0], analyze_one(*job))
         return
-    remove_legacy_job_files()
-    pool = _Pool(jobs, workers, file_timeout())
+    if fork:
+        load_grammars(job[2] for job in jobs)
+    else:
+        remove_legacy_job_files()
+    pool = _Pool(jobs, workers, file_timeout(), finish, fork)
     try:
         for i, job in enumerate(jobs):
             got = pool.take(i)
-            yield got if got is not None else analyze_one(*job)
+            yield got if got is not None else finish(job[0], analyze_one(*job))
     finally:
         pool.close()
+
+
+def can_fork() -> bool:
+    """Forked workers only where fork is safe and cheap: Linux, and no other thread in this process (a
+    thread holding a lock at the fork would leave the child's copy of that lock held for ever).
+    ``CODEPITH_FORK=0`` turns them off."""
+    if os.environ.get("CODEPITH_FORK", "").strip() == "0":
+        return False
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
 
 
 def analyze_one(rel_path: str, text: str, language: str) -> FileAnalysis:
@@ -135,13 +165,54 @@ def remove_legacy_job_files(folder: str | None = None, now: float | None = None)
     return removed
 
 
+class _Forked:
+    """A forked worker, with the part of ``subprocess.Popen``'s interface the pool uses."""
+
+    def __init__(self, pid: int, stdout: IO[bytes]) -> None:
+        self.pid = pid
+        self.stdout: IO[bytes] | None = stdout
+        self.stdin: IO[bytes] | None = None
+        self.returncode: int | None = None
+        self._lock = threading.Lock()
+
+    def _reap(self, flags: int) -> int | None:
+        with self._lock:
+            if self.returncode is None:
+                try:
+                    pid, status = os.waitpid(self.pid, flags)
+                except ChildProcessError:
+                    self.returncode = -signal.SIGKILL
+                else:
+                    if pid:
+                        self.returncode = os.waitstatus_to_exitcode(status)
+            return self.returncode
+
+    def poll(self) -> int | None:
+        return self._reap(os.WNOHANG)
+
+    def wait(self) -> int:
+        code = self._reap(0)
+        return -signal.SIGKILL if code is None else code
+
+    def kill(self) -> None:
+        with self._lock:
+            if self.returncode is None:
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
+_Proc = subprocess.Popen[bytes] | _Forked
+
+
 @dataclass
 class _Slot:
     """One worker's share of the jobs and the process now working through it."""
 
     jobs: list[int]  # job indices, in the order the worker does them
     pos: int = 0  # jobs[pos] is the one in progress (every earlier one has a result)
-    proc: subprocess.Popen[bytes] | None = None
+    proc: _Proc | None = None
     ready: bool = False
     last: float = field(default_factory=time.monotonic)  # last sign of progress
     timed_out: bool = False
@@ -149,38 +220,80 @@ class _Slot:
     finished: bool = False  # no more results will come from a worker: take() runs the rest here
 
 
-class _Pool:
-    def __init__(self, jobs: Sequence[Job], workers: int, timeout: float) -> None:
+class _Pool(Generic[R]):
+    def __init__(self, jobs: Sequence[Job], workers: int, timeout: float, finish: Finish[R], fork: bool) -> None:
         self._jobs = jobs
         self._timeout = timeout
-        self._results: dict[int, FileAnalysis] = {}
+        self._finish = finish
+        self._fork = fork
+        # job -> (finished, value): a forked worker's results are finished; a started worker's, and the
+        # line windows this process makes for a crashed file, are analyses that take() finishes
+        self._results: dict[int, tuple[bool, Any]] = {}
         self._done = threading.Condition()
         self._closed = False
         self._slots = [_Slot(share) for share in balanced_shares([len(job[1]) for job in jobs], workers)]
         self._slot_of = {i: s for s in self._slots for i in s.jobs}
-        for slot in self._slots:
-            self._start(slot)
+        # Every first worker is started before any thread of the pool's, so the forks see one thread.
+        started = [(slot, self._launch(slot)) for slot in self._slots]
+        for slot, share in started:
+            self._watch(slot, share)
 
     def _start(self, slot: _Slot) -> None:
-        """A fresh worker for the rest of ``slot``'s share (called with the lock held, or at init)."""
+        """A fresh worker for the rest of ``slot``'s share (called with the lock held)."""
+        self._watch(slot, self._launch(slot))
+
+    def _launch(self, slot: _Slot) -> list[tuple[Any, ...]]:
+        """Start the process; returns the jobs still to send it (none for a forked worker)."""
+        share = slot.jobs[slot.pos :]
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "codepith.index.workers"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
+            if self._fork:
+                proc: _Proc = self._fork_worker(share)
+                jobs: list[tuple[Any, ...]] = []
+            else:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "codepith.index.workers"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                )
+                jobs = [(i, *self._jobs[i]) for i in share]
         except OSError as exc:
             log.debug("cannot start an index worker: %s", exc)
             slot.finished = True
-            return
+            return []
         slot.proc, slot.ready, slot.timed_out, slot.last = proc, False, False, time.monotonic()
-        share = [(i, *self._jobs[i]) for i in slot.jobs[slot.pos :]]
-        threading.Thread(target=self._feed, args=(proc, share), daemon=True).start()
+        return jobs
+
+    def _watch(self, slot: _Slot, jobs: list[tuple[Any, ...]]) -> None:
+        proc = slot.proc
+        if proc is None or slot.finished:
+            return
+        if jobs:
+            threading.Thread(target=self._feed, args=(proc, jobs), daemon=True).start()
         threading.Thread(target=self._read, args=(slot, proc), daemon=True).start()
 
+    def _fork_worker(self, share: list[int]) -> _Forked:
+        read_fd, write_fd = os.pipe()
+        parent = os.getpid()
+        main = threading.current_thread() is threading.main_thread()
+        # The tokenizer's own threads do not survive a fork; told so by the environment, the child's
+        # tokenizer works serially and does not print its fork warning. This process keeps its setting.
+        before = os.environ.get(_TOKENIZERS_ENV)
+        os.environ[_TOKENIZERS_ENV] = "false"
+        try:
+            pid = os.fork()
+            if pid == 0:  # the child: never returns
+                _forked_main(self._jobs, share, self._finish, write_fd, parent, main)
+        finally:
+            if before is None:
+                os.environ.pop(_TOKENIZERS_ENV, None)
+            else:
+                os.environ[_TOKENIZERS_ENV] = before
+        os.close(write_fd)
+        return _Forked(pid, os.fdopen(read_fd, "rb"))
+
     @staticmethod
-    def _feed(proc: subprocess.Popen[bytes], share: list[tuple[Any, ...]]) -> None:
+    def _feed(proc: _Proc, share: list[tuple[Any, ...]]) -> None:
         stream = proc.stdin
         if stream is None:
             return
@@ -191,7 +304,7 @@ class _Pool:
         except (OSError, ValueError):  # the worker died or was killed: the reader deals with it
             pass
 
-    def _read(self, slot: _Slot, proc: subprocess.Popen[bytes]) -> None:
+    def _read(self, slot: _Slot, proc: _Proc) -> None:
         stream: IO[bytes] | None = proc.stdout
         try:
             while stream is not None:
@@ -204,12 +317,15 @@ class _Pool:
                         slot.ready = True
                     else:
                         idx, result = msg
-                        self._results[idx] = result
+                        self._results[idx] = (self._fork, result)
                         slot.pos += 1
                     slot.last = time.monotonic()
                     self._done.notify_all()
         except Exception as exc:  # a broken stream counts as a dead worker
             log.debug("index worker stream failed: %s", exc)
+        finally:
+            if stream is not None:
+                stream.close()
         code = proc.wait()
         with self._done:
             self._after_exit(slot, code)
@@ -231,7 +347,7 @@ class _Pool:
         else:
             reason = f"worker crashed (exit {code})"
         log.warning("%s while chunking %s; indexed as line windows", reason, rel)
-        self._results[idx] = line_windows(rel, text, language, reason)
+        self._results[idx] = (False, line_windows(rel, text, language, reason))
         slot.pos += 1
         if slot.pos >= len(slot.jobs):
             slot.finished = True
@@ -241,14 +357,18 @@ class _Pool:
             slot.restarts += 1
             self._start(slot)
 
-    def take(self, i: int) -> FileAnalysis | None:
+    def take(self, i: int) -> R | None:
         """The result for job i, waiting for its worker; None when this process must do it."""
         slot = self._slot_of[i]
         with self._done:
             while i not in self._results and not slot.finished:
                 self._done.wait(timeout=min(1.0, self._timeout / 4))
                 self._watchdog()
-            return self._results.pop(i, None)
+            got = self._results.pop(i, None)
+        if got is None:
+            return None
+        finished, value = got
+        return value if finished else self._finish(self._jobs[i][0], value)
 
     def _watchdog(self) -> None:
         """Kill workers silent for longer than the per-file timeout (called with the lock held)."""
@@ -275,6 +395,56 @@ class _Pool:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+
+
+_TOKENIZERS_ENV = "TOKENIZERS_PARALLELISM"
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when the thread that forked it ends (the parent killed with -9)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except Exception:  # noqa: BLE001 - without it the broken pipe still ends the worker, a file later
+        pass
+
+
+def _forked_main(
+    jobs: Sequence[Job], share: list[int], finish: Finish[Any], write_fd: int, parent: int, main: bool
+) -> None:
+    """A forked worker's whole life: each job of its share, finished, pickled to the pipe; then exit
+    without running anything of the parent's (no atexit hooks, no flush of its buffers)."""
+    code = 1
+    try:
+        if main:  # forked by a pool thread (a restart), the death signal would come when that thread ends
+            _die_with_parent()
+        # Only the pipe stays open: the parent's files, locks and other workers' pipes are not this
+        # process's to hold (a copy of a pipe's read end would keep a dead parent's workers writing).
+        os.closerange(3, write_fd)
+        os.closerange(write_fd + 1, _max_fd())
+        out = os.fdopen(write_fd, "wb")
+        pickle.dump(_READY, out)
+        out.flush()
+        for i in share:
+            if os.getppid() != parent:
+                break
+            rel, text, language = jobs[i]
+            pickle.dump((i, finish(rel, analyze_one(rel, text, language))), out, protocol=pickle.HIGHEST_PROTOCOL)
+            out.flush()
+        code = 0
+    except BaseException:  # noqa: BLE001 - a broken pipe or ^C: nobody wants the rest
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _max_fd() -> int:
+    try:
+        return max(256, int(os.sysconf("SC_OPEN_MAX")))
+    except (ValueError, OSError):
+        return 65536
 
 
 def _serve() -> int:
