@@ -425,3 +425,25 @@ def test_an_issue_reads_the_name_field_for_its_title_words_only(tmp_path: Path, 
 
     assert score(in_title, 1.0) > score(in_title, 0.0) > 0
     assert score(in_prose, 1.0) == score(in_prose, 0.0) > 0  # prose words never read the field
+
+
+def test_a_symbol_the_repository_only_uses_lifts_the_chunks_that_use_it(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``OAuth2PasswordBearer`` from a library: no chunk defines it, so the few that hold it whole are
+    the answer, not the many that talk about passwords and bearers in words."""
+    words = "\n".join(
+        f"def check_{i}(password, bearer, oauth):\n    # the oauth password bearer flow, step {i}\n"
+        f"    return oauth.password(bearer, password, {i})\n"
+        for i in range(6)
+    )
+    write(
+        tmp_path,
+        {
+            "auth/flows.py": words,
+            "auth/more_flows.py": words,
+            "api/login.py": "from lib.security import OAuth2PasswordBearer\n\n\n"
+            "def login_scheme():\n    return OAuth2PasswordBearer(token_url='/token')\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert _top_with(index, "OAuth2PasswordBearer", monkeypatch, "USES", 0.5) == "api/login.py"
+    assert _top_with(index, "OAuth2PasswordBearer", monkeypatch, "USES", 0.0) != "api/login.py"

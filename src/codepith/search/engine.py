@@ -7,7 +7,7 @@ import heapq
 import numpy as np
 
 from codepith.index.corpus import Corpus
-from codepith.index.tokens import STOPWORDS
+from codepith.index.tokens import STOPWORDS, tokenize
 from codepith.model.loader import StaticModel
 from codepith.search.companions import companions, has_units
 from codepith.search.evidence import Bonuses, gather
@@ -46,6 +46,8 @@ COMPANION_FILES = 5  # ... for the first this many files
 SUPERSEDED = 0.5  # a file in an older copy of the code the repository also holds in a newer form
 NAME_FIELD = 3.0  # BM25F: a word among those of a chunk's defined names counts this many times its body count
 ISSUE_NAME_FIELD = 1.0  # ... for an issue's title and code-span words only (its prose never reads the field)
+USES = 0.5  # a queried symbol the corpus never defines: the few chunks that use it gain this many top scores
+USES_MAX = 8  # ... when at most this many do (more, and the word says little about which)
 GENERATED = 0.5  # a file a tool wrote (a Bison parser, protoc output): its source is the grammar or schema
 
 
@@ -98,11 +100,26 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
         exact = [i for i in defs if name in corpus.chunks[i].symbols]
         if not exact and not query.symbol_like:
             continue
+        if not defs and query.symbol_like:
+            _boost_uses(corpus, name, scores, unit * USES / DEFINITION)
+            continue
         for idx in exact or defs:
             path = corpus.chunks[idx].file_path
             bonus = unit * (1.5 if stem_matches_symbol(path, name) else 1.0)
             if query.qualifier and _qualifier_holds(corpus, path, query.qualifier):
                 bonus *= QUALIFIED
+            scores[idx] = scores.get(idx, 0.0) + bonus
+
+
+def _boost_uses(corpus: Corpus, name: str, scores: dict[int, float], bonus: float) -> None:
+    """A symbol defined outside the repository (a library's, or one the chunker cannot see, such as a
+    C variable with a huge initialiser): the chunks holding it whole are what the user can look at."""
+    whole = tokenize(name)
+    if not whole or bonus <= 0:
+        return
+    ids = corpus.bm25.postings(whole[0])[0]
+    if 0 < len(ids) <= USES_MAX:
+        for idx in ids.tolist():
             scores[idx] = scores.get(idx, 0.0) + bonus
 
 
