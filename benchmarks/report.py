@@ -61,6 +61,22 @@ def _repo_latency(repo: str) -> _Getter:
     return lambda s: (s["latency_ms_per_repo"].get(repo) or {}).get("median")
 
 
+def _median_ratio(summary: dict[str, Any], system: str, baseline: str, get: Callable[[str], _Getter]) -> str:
+    """Median over repositories of system/baseline (what issue 10's ratios are judged by), or '-'."""
+    repos = set(summary[system]["index_s"]) & set(summary[baseline]["index_s"])
+    ratios = []
+    for repo in repos:
+        a, b = get(repo)(summary[system]), get(repo)(summary[baseline])
+        if a is not None and b:
+            ratios.append(a / b)
+    if not ratios:
+        return "-"
+    ratios.sort()
+    mid = len(ratios) // 2
+    value = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+    return f"{value:.2f}x"
+
+
 def _table(
     title_col: str,
     rows: Sequence[_Row],
@@ -114,6 +130,15 @@ def render_markdown(meta: dict[str, Any], summary: dict[str, Any]) -> str:
     out += _table("metric", overall_rows, systems, baseline, summary)
     startup = ", ".join(f"{k} {v:.2f}s" for k, v in meta["startup_s"].items())
     out += ["", f"Warm-up (imports + model load + one-file index, excluded above): {startup}", ""]
+    reps = meta.get("index_reps", 1)
+    for s in systems:
+        if s != baseline:
+            out.append(
+                f"- {s} vs {baseline}, median over repositories of the per-repo ratio: index time "
+                f"{_median_ratio(summary, s, baseline, _repo_index_s)} (best of {reps} cold builds each), "
+                f"warm query median {_median_ratio(summary, s, baseline, _repo_latency)}"
+            )
+    out.append("")
 
     categories = sorted({c for s in systems for c in summary[s]["per_category"]})
     out += ["## Per category (NDCG@10, mean over repos)", ""]

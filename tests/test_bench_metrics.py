@@ -320,3 +320,17 @@ def test_codepith_adapter_passes_mode_and_refresh_and_maps_hits() -> None:
     _CodepithIndex(fake, refresh=True).search("q", 10, None)
     assert fake.calls[-1] == {"query": "q", "top_k": 10}
     assert adapter.related("missing.py", 1, 10) == []  # a seed outside the index is a miss, not a crash
+
+
+def test_the_index_ratio_is_the_median_of_per_repo_ratios() -> None:
+    from report import _median_ratio, _repo_index_s
+
+    summary = {
+        "a": {"index_s": {"x": 1.0, "y": 2.0, "z": 9.0}},
+        "b": {"index_s": {"x": 4.0, "y": 2.0, "z": 3.0}},
+    }
+    # per repo 0.25, 1.0, 3.0: the median is 1.0, where the ratio of totals would be 12/9
+    assert _median_ratio(summary, "a", "b", _repo_index_s) == "1.00x"
+    summary["a"]["index_s"]["w"], summary["b"]["index_s"]["w"] = 1.0, 2.0  # four repos: mean of the middle two
+    assert _median_ratio(summary, "a", "b", _repo_index_s) == "0.75x"
+    assert _median_ratio({"a": {"index_s": {}}, "b": {"index_s": {}}}, "a", "b", _repo_index_s) == "-"
