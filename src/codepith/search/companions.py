@@ -14,19 +14,24 @@ _FAMILY, _SUFFIXES = unit_tables()
 _MAX_GROUP = 4  # a stem shared by more files than this (``utils.h`` in every folder) pairs only within a folder
 
 
-@lru_cache(maxsize=1 << 18)  # a corpus is rebuilt per generation: its 60k paths need not be re-split
-def unit_key(path: str) -> tuple[str, str] | None:
-    """(family, stem without its half marker), or None for a file of a language without pairs."""
+def _split(path: str) -> tuple[str, str] | None:
     name = path.rsplit("/", 1)[-1]
     stem, dot, ext = name.rpartition(".")
     family = _FAMILY.get(ext.lower()) if dot else None
     if family is None or not stem:
         return None
-    for suffix in _SUFFIXES:
-        if stem.endswith(suffix) and len(stem) > len(suffix):
-            stem = stem[: -len(suffix)]
-            break
+    if stem.endswith(_SUFFIXES):  # one C-level test first: most stems carry no half marker
+        for suffix in _SUFFIXES:
+            if stem.endswith(suffix) and len(stem) > len(suffix):
+                stem = stem[: -len(suffix)]
+                break
     return family, stem.lower()
+
+
+@lru_cache(maxsize=1 << 18)  # a corpus is rebuilt per generation: its 60k paths need not be re-split
+def unit_key(path: str) -> tuple[str, str] | None:
+    """(family, stem without its half marker), or None for a file of a language without pairs."""
+    return _split(path)
 
 
 def _by_unit(corpus: Corpus) -> dict[tuple[str, str], list[str]]:
@@ -34,9 +39,11 @@ def _by_unit(corpus: Corpus) -> dict[tuple[str, str], list[str]]:
 
 
 def _units(corpus: Corpus) -> dict[tuple[str, str], list[str]]:
+    """Files by unit key, split without ``unit_key``'s cache (each path once here): the first search in a
+    fresh process over the kernel's 60k paths took 0.21 s through it."""
     got: dict[tuple[str, str], list[str]] = {}
     for path in corpus.files:
-        key = unit_key(path)
+        key = _split(path)
         if key is not None:
             got.setdefault(key, []).append(path)
     return got

@@ -18,9 +18,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from filelock import FileLock, Timeout
 
@@ -50,9 +49,11 @@ def _rel(raw: bytes) -> str:
     return bytes(raw).decode("utf-8", "surrogateescape")
 
 
-@dataclass(frozen=True)
-class FileMeta:
-    """What the file table keeps per file for freshness (the chunks themselves live in segments)."""
+class FileMeta(NamedTuple):
+    """What the file table keeps per file for freshness (the chunks themselves live in segments).
+
+    A named tuple, not a frozen dataclass like the other values here: opening a kernel-sized index makes
+    60k of them, and a frozen dataclass's ``__init__`` took 0.18-0.23 s of a 2 s cold search for that."""
 
     rel: str
     size: int
