@@ -1,10 +1,11 @@
 """The float32 copies of segment vectors that BLAS needs: one cache per store, shared by its views.
 
 Segments keep vectors as float16 or int8 codes; a product needs float32. A small store converts at once
-(milliseconds). A large one (the kernel: 1.33M vectors, a 1.36 GB copy) must not make a query wait for
-the copy: allocating it costs 1-4 s of page faults in a fresh process here, more than the whole search.
-So its queries stream the segments a block at a time (``View.dense``) and, once a process has asked
-more than a one-shot search does, a background thread makes the copies, which later queries use.
+(milliseconds). A large one must not make a query wait for a copy: allocating one costs 1-4 s of page
+faults in a fresh process here, more than the whole search. A large int8 store (the kernel: 1.33M
+vectors, a 1.36 GB copy) is never copied: streaming its codes is the faster scan (``View.dense``). A
+large float16 store streams until a process has asked more than a one-shot search does; then a
+background thread makes the copies, which later queries use.
 """
 
 from __future__ import annotations
