@@ -290,3 +290,36 @@ def test_a_search_decodes_only_its_candidates_files(tmp_path: Path, model, monke
     for q in ("how does the widget size work", "store put key interface"):
         index.search(q, refresh=False)
     assert 0 < len(set(decoded)) < 300
+
+
+def test_a_new_generation_keeps_what_did_not_change(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    # segments never change, so an edit maps only its new segment and keeps the files decoded from the
+    # old ones; tables over the file paths alone survive while the paths stay the same
+    write(tmp_path, {"geo/a.h": "int area(void);\n", "geo/a.c": "int area(void) { return 1; }\n", "b.py": "x = 1\n"})
+    index = codepith.Index.from_path(tmp_path, model=model)
+    old = index.corpus
+    calls: list[int] = []
+
+    def paths_table(c: object) -> int:
+        calls.append(1)
+        return len(calls)
+
+    assert old.derived("probe", paths_table, of_paths=True) == 1
+    assert old.derived("content", paths_table) == 2
+    ac = old.parts[0].view.files.index("geo/a.c")
+    decoded = old.parts[0].view.file_chunks(ac)
+    (tmp_path / "b.py").write_text("x = 1\ny = 22\n")
+    index.refresh()
+    new = index.corpus
+    assert new is not old and new.files == old.files
+    kept = {s.name for s in old.parts[0].view.segments} & {s.name for s in new.parts[0].view.segments}
+    assert kept, "the segment of the unedited files is still in use"
+    for s in new.parts[0].view.segments:
+        if s.name in kept:
+            assert any(s is o for o in old.parts[0].view.segments)  # mapped once, not again
+    assert new.parts[0].view.file_chunks(ac) is decoded  # geo/a.c lives in a kept segment: not decoded again
+    assert new.derived("probe", paths_table, of_paths=True) == 1  # carried over
+    assert new.derived("content", paths_table) == 3  # recomputed: it may depend on what the files say
+    (tmp_path / "c.py").write_text("z = 3\n")
+    index.refresh()
+    assert index.corpus.derived("probe", paths_table, of_paths=True) == 4  # the paths changed

@@ -261,7 +261,7 @@ class Index:
             prefixes = _prefixes(self.roots)
             views = [View(st) for st in self._stores]
             self._corpus = Corpus(
-                [CorpusPart(v, p) for v, p in zip(views, prefixes, strict=True)], self.model.info.dims
+                [CorpusPart(v, p) for v, p in zip(views, prefixes, strict=True)], self.model.info.dims, self._corpus
             )
             self._generations = generations
         self.last_stats = stats_all

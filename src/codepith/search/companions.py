@@ -35,7 +35,7 @@ def unit_key(path: str) -> tuple[str, str] | None:
 
 
 def _by_unit(corpus: Corpus) -> dict[tuple[str, str], list[str]]:
-    return corpus.derived("units", _units)
+    return corpus.derived("units", _units, of_paths=True)
 
 
 def _units(corpus: Corpus) -> dict[tuple[str, str], list[str]]:

@@ -128,7 +128,8 @@ def _qualifier_holds(corpus: Corpus, path: str, qualifier: str) -> bool:
     after the qualifier or defines it (the class or module the method lives in)."""
     if stem_matches_symbol(path, qualifier):
         # ``Elements.java`` stands for ``Element`` only when no file is named ``Element`` itself
-        return file_stem(path) == qualifier.lower() or qualifier.lower() not in corpus.derived("stems", _stems)
+        stems = corpus.derived("stems", _stems, of_paths=True)
+        return file_stem(path) == qualifier.lower() or qualifier.lower() not in stems
     return any(corpus.chunks[i].file_path == path for i in corpus.definitions.get(qualifier.lower(), []))
 
 
@@ -300,7 +301,7 @@ def search(
         penalty = path_penalty_for(query)
         wiring = corpus.flags("wiring", is_wiring_chunk)
         files = corpus.files
-        old = corpus.derived("superseded", lambda c: superseded_folders(c.files))
+        old = corpus.derived("superseded", lambda c: superseded_folders(c.files), of_paths=True)
         generated: dict[int, bool] = corpus.derived("generated", lambda c: {})
         by_file: dict[int, float] = {}
         for idx in scores:

@@ -48,7 +48,7 @@ class _FileNames:
 
 
 def _names(corpus: Corpus) -> _FileNames:
-    return corpus.derived("file_names", _FileNames)
+    return corpus.derived("file_names", _FileNames, of_paths=True)
 
 
 def resolve_path(corpus: Corpus, path: str) -> list[str]:

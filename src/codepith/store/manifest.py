@@ -25,6 +25,7 @@ from filelock import FileLock, Timeout
 
 from codepith.store import segment as seg
 from codepith.store.layout import FORMAT_VERSION, CacheError
+from codepith.store.opened import OpenSegments
 from codepith.store.vectors import VectorCache
 
 log = logging.getLogger("codepith")
@@ -84,6 +85,7 @@ class Store:
         self._mutex = threading.RLock()
         self._con = self._connect()
         self.vectors = VectorCache()  # float32 copies of segment vectors, shared by this store's views
+        self.opened = OpenSegments()  # mapped segments and decoded files, shared by this store's views
 
     def _connect(self) -> sqlite3.Connection:
         try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -37,7 +36,7 @@ class View:
                 self.walk_skipped = json.loads(meta.get("walk_skipped", "null") or "null")
                 self.refreshed_at = float(meta.get("refreshed_at", "0") or 0)
             try:
-                self.segments = [seg.Segment(store.folder / name, n) for name, n, _sums in segs]
+                self.segments = [store.opened.segment(store.folder / name, n) for name, n, _sums in segs]
                 break
             except CacheError:
                 if attempt == 2:
@@ -65,29 +64,20 @@ class View:
         self.identity = self.n == self.n_physical and bool(np.all(self.perm == np.arange(self.n)))
         self.file_of_chunk = np.repeat(np.arange(len(files), dtype=np.int32), counts)
         self.base = base
-        self._cache: OrderedDict[int, list[Chunk]] = OrderedDict()
         self._vectors = store.vectors
-        self._mutex = threading.Lock()
+        self._opened = store.opened
+        store.opened.retain(s.name for s in self.segments)
 
     def __len__(self) -> int:
         return self.n
 
     # -- per chunk -----------------------------------------------------------------------------------
     def file_chunks(self, f: int) -> list[Chunk]:
-        """The chunks of the f-th file (decompressed once, then kept in a small LRU)."""
-        with self._mutex:
-            got = self._cache.get(f)
-            if got is not None:
-                self._cache.move_to_end(f)
-                return got
+        """The chunks of the f-th file (decompressed once per process: ``OpenSegments``)."""
         s, off, length = self._blob[f]
-        got = seg.decode_chunks(self.files[f], self.segments[s].blob(off, length))
+        got = self._opened.chunks(self.segments[s], self.files[f], off, length)
         if len(got) != self.file_start[f + 1] - self.file_start[f]:
             raise CacheError(f"chunk count of {self.files[f]} does not match the manifest")
-        with self._mutex:
-            self._cache[f] = got
-            if len(self._cache) > 512:
-                self._cache.popitem(last=False)
         return got
 
     def chunk(self, i: int) -> Chunk:
