@@ -323,3 +323,25 @@ def test_a_new_generation_keeps_what_did_not_change(tmp_path: Path, model) -> No
     (tmp_path / "c.py").write_text("z = 3\n")
     index.refresh()
     assert index.corpus.derived("probe", paths_table, of_paths=True) == 4  # the paths changed
+
+
+def test_a_scan_scores_every_segment_when_no_thread_can_start(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith.index import build
+    from codepith.store import view as view_mod
+
+    root = tmp_path / "repo"
+    _many(root, 40)
+    monkeypatch.setattr(build, "COMPACT_FILES", 10)
+    monkeypatch.setattr(build, "BATCH_FILES", 10)
+    monkeypatch.setattr(view_mod, "STREAM_FROM", 10)
+    index = codepith.Index.from_path(root, model=model)
+    view = index.corpus.parts[0].view
+    qv = model.encode(["widget size handler"])[0]
+    want = view.dense(qv)
+
+    def no_thread(self: object) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(view_mod.threading.Thread, "start", no_thread)
+    got = view.dense(qv)
+    assert len(view.segments) > 2 and got.shape == want.shape and np.array_equal(got, want)

@@ -147,14 +147,23 @@ class View:
                 errors.append(exc)
 
         threads = min(SCAN_THREADS, len(segments))
-        helpers = [threading.Thread(target=scan, args=(k, threads), daemon=True) for k in range(1, threads)]
-        for t in helpers:
-            t.start()
+        started = []
+        for k in range(1, threads):
+            t = threading.Thread(target=scan, args=(k, threads), daemon=True)
+            try:
+                t.start()
+            except RuntimeError:  # no thread to be had (a process at its limit): its share is done below
+                continue
+            started.append(t)
         scan(0, max(threads, 1))
-        for t in helpers:
+        for t in started:
             t.join()
         if errors:
             raise errors[0]
+        buf = np.empty((CODE_BLOCK, self.dims), np.float32)
+        for i, s in enumerate(segments):  # every segment is scored, whatever thread did or did not start
+            if parts[i] is None:
+                parts[i] = _streamed(s, qv, buf) * s.vscale
         done = [p for p in parts if p is not None]
         return np.concatenate(done) if done else np.zeros(0, np.float32)
 
