@@ -52,13 +52,13 @@ _KEYS: dict[str, int] = {}  # term -> key, so each distinct term is hashed once 
 _KEYS_LIMIT = 1_000_000
 
 
-def _key_of(term: str) -> int:
-    key = _KEYS.get(term)
-    if key is None:
-        if len(_KEYS) >= _KEYS_LIMIT:
-            _KEYS.clear()
-        key = _KEYS[term] = term_key(term)
-    return key
+def _keys(terms: Sequence[str], distinct: set[str]) -> np.ndarray:
+    """uint64 keys of ``terms`` (``distinct``: their set), each distinct term hashed once per process."""
+    if len(_KEYS) + len(distinct) > _KEYS_LIMIT:
+        _KEYS.clear()
+    for term in distinct.difference(_KEYS):
+        _KEYS[term] = term_key(term)
+    return np.fromiter(map(_KEYS.__getitem__, terms), np.uint64, count=len(terms))
 
 
 @dataclass(frozen=True)
@@ -98,23 +98,15 @@ def encode_file(
     if len(tfs) != len(words):
         raise ValueError(f"{rel}: term bags whose counts do not match their terms")
     distinct = set(words)
-    if len(_KEYS) + len(distinct) > _KEYS_LIMIT:
-        _KEYS.clear()
-    for term in distinct.difference(_KEYS):
-        _KEYS[term] = term_key(term)
-    keys = np.fromiter(map(_KEYS.__getitem__, words), np.uint64, count=len(words))
+    keys = _keys(words, distinct)
     body = tfs
-    side = [_KEYS[t] for t in distinct if t.startswith(SIDE_MARK)]
+    side = [t for t in distinct if t.startswith(SIDE_MARK)]
     if side:  # side-field terms have no share in a chunk's length
-        body = np.where(np.isin(keys, np.asarray(side, np.uint64)), 0, tfs)
+        body = np.where(np.isin(keys, _keys(side, set(side))), 0, tfs)
     owner = np.repeat(np.arange(n, dtype=np.int64), per_chunk)
     lengths = np.bincount(owner, weights=body, minlength=n) if n else np.zeros(0)
-    dkeys: list[int] = []
-    ddocs: list[int] = []
-    for i, c in enumerate(chunks):
-        for sym in c.symbols:  # one entry per symbol, as the in-memory table had
-            dkeys.append(_key_of(sym.lower()))
-            ddocs.append(i)
+    symbols = [sym.lower() for c in chunks for sym in c.symbols]  # one entry per symbol, as the table had
+    ddocs = np.repeat(np.arange(n, dtype=np.int64), [len(c.symbols) for c in chunks])
     return NewFile(
         rel,
         n,
@@ -123,8 +115,8 @@ def encode_file(
         tfs,
         per_chunk,
         lengths.astype(np.float32),
-        np.asarray(dkeys, np.uint64),
-        np.asarray(ddocs, np.int64),
+        _keys(symbols, set(symbols)),
+        ddocs,
         np.asarray(vectors, np.float32),
     )
 

@@ -138,32 +138,31 @@ class View:
         parts: list[np.ndarray | None] = [None] * len(segments)
         errors: list[BaseException] = []
 
-        def scan(first: int, step: int) -> None:
+        def scan(todo: Sequence[int]) -> None:
             try:
                 buf = np.empty((CODE_BLOCK, self.dims), np.float32)
-                for i in range(first, len(segments), step):
+                for i in todo:
                     parts[i] = _streamed(segments[i], qv, buf) * segments[i].vscale
             except BaseException as exc:  # noqa: BLE001 - raised again in the calling thread
                 errors.append(exc)
 
-        threads = min(SCAN_THREADS, len(segments))
+        threads = max(1, min(SCAN_THREADS, len(segments)))
         started = []
         for k in range(1, threads):
-            t = threading.Thread(target=scan, args=(k, threads), daemon=True)
+            t = threading.Thread(target=scan, args=(range(k, len(segments), threads),), daemon=True)
             try:
                 t.start()
             except RuntimeError:  # no thread to be had (a process at its limit): its share is done below
                 continue
             started.append(t)
-        scan(0, max(threads, 1))
+        scan(range(0, len(segments), threads))
         for t in started:
             t.join()
+        missing = [i for i, p in enumerate(parts) if p is None]  # the shares of threads that did not start
+        if missing and not errors:
+            scan(missing)
         if errors:
             raise errors[0]
-        buf = np.empty((CODE_BLOCK, self.dims), np.float32)
-        for i, s in enumerate(segments):  # every segment is scored, whatever thread did or did not start
-            if parts[i] is None:
-                parts[i] = _streamed(s, qv, buf) * s.vscale
         done = [p for p in parts if p is not None]
         return np.concatenate(done) if done else np.zeros(0, np.float32)
 
