@@ -345,3 +345,32 @@ def test_a_change_at_the_top_is_listed_not_walked(tmp_path: Path, model, name: s
     assert not last.last_stats[0].walked
     assert _state(last) == _state(_full(root, model))
     assert any(c.file_path == "late.py" for c in last.chunks)
+
+
+def test_stat_check_stays_right_over_a_run_of_edits_in_one_process(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    """The stat check's list is kept file by file, not rebuilt after each commit: every later in-place edit,
+    new file, edit of that new file and deletion must still be seen, and the list must equal a fresh one."""
+    root = tmp_path / "repo"
+    write(root, TREE)
+    _age(root)
+    index = codepith.Index.from_path(root, model=model)
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("core_edit_one", lambda: (root / "app/core.py").write_text("def core_edit_one():\n    return 2\n")),
+        ("core_edit_two", lambda: (root / "app/core.py").write_text("def core_edit_two():\n    return 3\n")),
+        ("added_later", lambda: (root / "pkg/added.py").write_text("def added_later():\n    pass\n")),
+        ("added_edited", lambda: (root / "pkg/added.py").write_text("def added_edited():\n    pass\n")),
+        ("util_edit_once", lambda: (root / "app/util.py").write_text("def util_edit_once(x):\n    return x\n")),
+    ]
+    for marker, change in steps:
+        change()
+        hits = index.search(marker, top_k=3)
+        assert any(marker in r.chunk.content for r in hits), marker
+    (root / "pkg/added.py").unlink()
+    assert not any("added_edited" in r.chunk.content for r in index.search("added_edited", top_k=3))
+    data = index._data[0]
+    assert data.stat_list is not None
+    kept = dict(data.stat_list)
+    data.stat_list = None
+    build.quick_check(data)
+    assert kept == data.stat_list
+    assert _state(index) == _state(_full(root, model))

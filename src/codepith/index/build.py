@@ -136,10 +136,10 @@ def quick_check(data: RepoData) -> set[str] | None:
             moved.add(rel)  # "" is the root folder: an entry came or went at the top (changes.plan lists it)
     if data.stat_list is None:
         root = data.root
-        data.stat_list = [
-            (rel, os.path.join(root, rel), rec.size, rec.mtime_ns, rec.racy) for rel, rec in data.files.items()
-        ]
-    for rel, path, size, mtime, racy in data.stat_list:
+        data.stat_list = {
+            rel: (os.path.join(root, rel), rec.size, rec.mtime_ns, rec.racy) for rel, rec in data.files.items()
+        }
+    for rel, (path, size, mtime, racy) in data.stat_list.items():
         try:
             info = stat(path)
         except OSError:
@@ -160,9 +160,9 @@ def _tally(data: RepoData) -> tuple[int, int]:
 def _put(data: RepoData, rel: str, rec: FileRecord | None) -> None:
     """Set (or with None, drop) one file's record, keeping the tally right."""
     old = data.files.pop(rel, None) if rec is None else data.files.get(rel)
-    data.stat_list = None
     if rec is not None:
         data.files[rel] = rec
+    _restat(data, rel, rec)
     if data.tally is not None:
         files, chunks = data.tally
         for r, sign in ((old, -1), (rec, 1)):
@@ -170,6 +170,17 @@ def _put(data: RepoData, rel: str, rec: FileRecord | None) -> None:
                 files += sign * (not r.skip)
                 chunks += sign * r.n_chunks
         data.tally = (files, chunks)
+
+
+def _restat(data: RepoData, rel: str, rec: FileRecord | None) -> None:
+    """Keep the stat check's entry for one file right: rebuilding the whole list after an edit joined
+    60,000 paths again (0.1-0.17 s on the kernel, and on every search while an edited file stays racy)."""
+    if data.stat_list is None:
+        return
+    if rec is None:
+        data.stat_list.pop(rel, None)
+    else:
+        data.stat_list[rel] = (os.path.join(data.root, rel), rec.size, rec.mtime_ns, rec.racy)
 
 
 def _unchanged(data: RepoData, t0: float) -> RefreshStats:
@@ -387,8 +398,8 @@ def _refresh_locked(
             first = False
         for m in metas:
             _put(data, m.rel, _record(m))
-        if touched:
-            data.stat_list = None
+        for m in touched:  # their records changed in place (_batch)
+            _restat(data, m.rel, data.files.get(m.rel))
     if first and removed:
         w.commit([], [], deleted=removed)
     for rel in removed:

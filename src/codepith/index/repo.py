@@ -43,7 +43,8 @@ class RepoData:
     skipped_paths: dict[str, str] | None = None
     linked: tuple[str, ...] = ()
     pruned: set[str] = field(default_factory=set)  # folders the walk did not enter
-    stat_list: list[tuple[str, str, int, int, bool]] | None = field(default=None, compare=False, repr=False)  # build's
+    # rel -> (absolute path, size, mtime_ns, racy): what the stat check compares, kept per file by build
+    stat_list: dict[str, tuple[str, int, int, bool]] | None = field(default=None, compare=False, repr=False)
     tally: tuple[int, int] | None = field(default=None, compare=False, repr=False)  # (files, chunks), kept by build
 
     def skipped(self) -> SkipReport:
