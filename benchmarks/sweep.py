@@ -3,7 +3,7 @@
     python benchmarks/sweep.py --corpora /work/corpora --model DIR NAME=V1,V2 [NAME=...]
 
 NAME is a constant of ``codepith.search.engine`` (e.g. ALPHA_WORDS=0.4,0.5,0.6) or, prefixed with
-``lexical.``, of ``codepith.index.lexical`` (e.g. lexical.B=0.5,0.75). Prints overall and
+``lexical.``, of ``codepith.index.lexical`` (e.g. lexical.B=0.5,0.75); ``fusion.RRF_K`` is RRF's k. Prints overall and
 per-category NDCG@10 for each combination. Use it to check a signal's weight, not to chase queries.
 """
 
@@ -36,7 +36,7 @@ def main() -> int:
     from codepith.index import corpus as corpus_module
     from codepith.index import lexical
     from codepith.model.loader import load_model
-    from codepith.search import engine
+    from codepith.search import engine, fusion
 
     model = load_model(args.model)
     corpora = [c for c in load_suite(Path(args.annotations), Path(args.corpora)) if c.available]
@@ -50,6 +50,8 @@ def main() -> int:
                 setattr(lexical, const, value)
                 setattr(corpus_module, const, value)  # the segment store's BM25 imported its own copy
                 rebuild = True
+            elif name == "fusion.RRF_K":  # the engine calls rrf() with its default k
+                fusion.rrf.__defaults__ = (value,)
             else:
                 setattr(engine, name, int(value) if "CANDIDATES" in name else value)
         if rebuild:
