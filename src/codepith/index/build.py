@@ -135,10 +135,8 @@ def quick_check(data: RepoData) -> set[str] | None:
                 return None
             moved.add(rel)  # "" is the root folder: an entry came or went at the top (changes.plan lists it)
     if data.stat_list is None:
-        root = data.root
-        data.stat_list = {
-            rel: (os.path.join(root, rel), rec.size, rec.mtime_ns, rec.racy) for rel, rec in data.files.items()
-        }
+        top = _top(data)
+        data.stat_list = {rel: (top + rel, rec.size, rec.mtime_ns, rec.racy) for rel, rec in data.files.items()}
     for rel, (path, size, mtime, racy) in data.stat_list.items():
         try:
             info = stat(path)
@@ -172,6 +170,12 @@ def _put(data: RepoData, rel: str, rec: FileRecord | None) -> None:
         data.tally = (files, chunks)
 
 
+def _top(data: RepoData) -> str:
+    """The root with one trailing separator: a record's path is this plus its (relative, '/'-separated)
+    name, which every OS takes, without os.path.join's checks (60,000 joins were 0.05 s on the kernel)."""
+    return data.root.rstrip("/" + os.sep) + os.sep
+
+
 def _restat(data: RepoData, rel: str, rec: FileRecord | None) -> None:
     """Keep the stat check's entry for one file right: rebuilding the whole list after an edit joined
     60,000 paths again (0.1-0.17 s on the kernel, and on every search while an edited file stays racy)."""
@@ -180,7 +184,7 @@ def _restat(data: RepoData, rel: str, rec: FileRecord | None) -> None:
     if rec is None:
         data.stat_list.pop(rel, None)
     else:
-        data.stat_list[rel] = (os.path.join(data.root, rel), rec.size, rec.mtime_ns, rec.racy)
+        data.stat_list[rel] = (_top(data) + rel, rec.size, rec.mtime_ns, rec.racy)
 
 
 def _unchanged(data: RepoData, t0: float) -> RefreshStats:
