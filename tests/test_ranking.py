@@ -447,3 +447,30 @@ def test_a_symbol_the_repository_only_uses_lifts_the_chunks_that_use_it(tmp_path
     index = codepith.Index.from_path(tmp_path, model=model)
     assert _top_with(index, "OAuth2PasswordBearer", monkeypatch, "USES", 0.5) == "api/login.py"
     assert _top_with(index, "OAuth2PasswordBearer", monkeypatch, "USES", 0.0) != "api/login.py"
+
+
+def test_a_split_definition_is_found_at_its_declaring_line(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A class under a long comment is split into pieces that all name it; the piece holding
+    ``class Engine`` is the one a search for the name should give first."""
+    from codepith.search import engine
+    from codepith.search.ranking import declares
+
+    doc = "".join(f"  # Engine note {i}: the Engine wraps an application and its Engine config.\n" for i in range(140))
+    body = "".join(f"    def step_{i}(x)\n      x + {i}\n    end\n" for i in range(40))
+    source = f"module Rails\n{doc}  class Engine < Railtie\n    autoload :Setup\n{body}  end\nend\n"
+    write(tmp_path, {"lib/engine.rb": source})
+    index = codepith.Index.from_path(tmp_path, model=model)
+    pieces = [c for c in index.chunks if "Engine" in c.symbols]
+    assert len(pieces) >= 3, "the fixture must split the class"
+    head = next(c for c in pieces if "class Engine < Railtie" in c.content)
+
+    def top() -> tuple[int, int]:
+        got = index.search("Rails::Engine", top_k=3)[0].chunk
+        return got.start_line, got.end_line
+
+    assert top() == (head.start_line, head.end_line)
+    monkeypatch.setattr(engine, "PIECE", 1.0)
+    assert top() != (head.start_line, head.end_line), "without the rule the comment pieces win"
+    assert declares("  class Engine < Railtie\n", "Engine") and declares("func (v *V) Engine() any {", "Engine")
+    assert declares("#define ENGINE_MAX 4\n", "ENGINE_MAX")
+    assert not declares("  # the class Engine wraps an app\n", "Engine") and not declares("Engine.new(app)\n", "Engine")

@@ -564,12 +564,15 @@ class _Walker:
                 # the comment does not make the line look like a piece of its own)
                 pieces[1].start = head.start
                 pieces.pop(0)
+        declaring = pieces[0]  # the piece with the definition's own first line (``class Engine < Railtie``)
         if pieces[0].start > item.start:
             if _fits(item.start, pieces[0].end, item.sbyte, item.sbyte):
                 pieces[0].start = item.start
             else:  # a long comment or decorator run above a split definition becomes its own piece
                 pieces[:0] = _windows(item.start, pieces[0].start - 1, [name] if name else [], kind)
         pieces[-1].end = max(pieces[-1].end, item.end)
+        if name and declaring is not pieces[0]:  # it names the definition too, not only the comment above it
+            declaring.symbols = _dedupe([name, *declaring.symbols])
         if not name:
             return pieces
         if kind in FUNCTION_KINDS:

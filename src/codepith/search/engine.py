@@ -15,6 +15,7 @@ from codepith.search.fusion import rrf, top_indices
 from codepith.search.issue import analyze_issue
 from codepith.search.query import Query, bound_query, parse_query
 from codepith.search.ranking import (
+    declares,
     file_stem,
     is_declaration_chunk,
     is_generated,
@@ -46,6 +47,7 @@ COMPANION_FILES = 5  # ... for the first this many files
 SUPERSEDED = 0.5  # a file in an older copy of the code the repository also holds in a newer form
 NAME_FIELD = 3.0  # BM25F: a word among those of a chunk's defined names counts this many times its body count
 ISSUE_NAME_FIELD = 1.0  # ... for an issue's title and code-span words only (its prose never reads the field)
+PIECE = 0.5  # a piece of a split definition without its declaring line (body, long comment above): this share
 USES = 0.5  # a queried symbol the corpus never defines: the few chunks that use it gain this many top scores
 USES_MAX = 8  # ... when at most this many do (more, and the word says little about which)
 GENERATED = 0.5  # a file a tool wrote (a Bison parser, protoc output): its source is the grammar or schema
@@ -103,12 +105,30 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
         if not defs and query.symbol_like:
             _boost_uses(corpus, name, scores, unit * USES / DEFINITION)
             continue
-        for idx in exact or defs:
+        chosen = exact or defs
+        heads = _declaring_pieces(corpus, chosen, name) if PIECE < 1.0 and len(chosen) > 1 else None
+        for idx in chosen:
             path = corpus.chunks[idx].file_path
             bonus = unit * (1.5 if stem_matches_symbol(path, name) else 1.0)
             if query.qualifier and _qualifier_holds(corpus, path, query.qualifier):
                 bonus *= QUALIFIED
+            if heads is not None and idx not in heads and path in heads.get(-1, ()):
+                bonus *= PIECE
             scores[idx] = scores.get(idx, 0.0) + bonus
+
+
+def _declaring_pieces(corpus: Corpus, chosen: list[int], name: str) -> dict[int, tuple[str, ...]]:
+    """Of the chunks defining ``name``, those holding its declaring line; under -1, the files where one
+    does (a file whose pieces show none keeps them all, since the rule cannot tell there)."""
+    heads: dict[int, tuple[str, ...]] = {}
+    files: set[str] = set()
+    for idx in chosen:
+        chunk = corpus.chunks[idx]
+        if declares(chunk.content, name):
+            heads[idx] = ()
+            files.add(chunk.file_path)
+    heads[-1] = tuple(files)
+    return heads
 
 
 def _boost_uses(corpus: Corpus, name: str, scores: dict[int, float], bonus: float) -> None:

@@ -211,3 +211,29 @@ def is_declaration(path: str, content: str) -> bool:
             continue
         return bool(pattern.match(code))
     return False
+
+
+# Words that open a declaration in the languages the chunker knows; a split definition's declaring line
+# holds one of them before the name. A name after one of them on a code line (not a comment) declares it.
+_DECLARING_WORDS = (
+    "class|struct|module|def|defp|defmodule|defmacro|defmacrop|defdelegate|defprotocol|defimpl|defguard|"
+    "fn|func|function|sub|proc|type|typedef|interface|trait|enum|union|impl|object|record|protocol|extension|"
+    "namespace|data|newtype|instance|let|const|var|val|local|macro_rules!|define|package|mixin|concern"
+)
+_COMMENT_START = ("//", "/*", "*", "--", ";", "%", "#")
+
+
+@lru_cache(maxsize=4096)
+def _declaring_line(name: str) -> re.Pattern[str]:
+    return re.compile(rf"^[ \t]*([^\n]*?)\b({_DECLARING_WORDS})\b[^\n]*?(?<![\w$]){re.escape(name)}(?![\w$])", re.M)
+
+
+def declares(content: str, name: str) -> bool:
+    """Whether the chunk holds the line that declares ``name`` (``class Engine < Railtie``,
+    ``func (v *V) Engine()``), not only a piece of its body or of the long comment above it: a class
+    split into ten pieces names itself in each, and the piece a reader wants for the name is its head."""
+    for m in _declaring_line(name).finditer(content):
+        before = m.group(1)
+        if not before.startswith(_COMMENT_START) or (m.group(2) == "define" and before.strip() == "#"):
+            return True
+    return False

@@ -19,7 +19,8 @@ from pathlib import Path
 #    vectors without subnormals; a scale per vector (int8 codes in large repositories).
 # 6: a split class's bare header line joins its first member before its doc comment joins them.
 # 7: a side field of the words of each chunk's defined names (terms marked "=", outside BM25 lengths).
-FORMAT_VERSION = 7
+# 8: the piece holding a split definition's first line names the definition, as the comment pieces above do.
+FORMAT_VERSION = 8
 
 
 def cache_root() -> Path:
