@@ -474,3 +474,21 @@ def test_a_split_definition_is_found_at_its_declaring_line(tmp_path: Path, model
     assert declares("  class Engine < Railtie\n", "Engine") and declares("func (v *V) Engine() any {", "Engine")
     assert declares("#define ENGINE_MAX 4\n", "ENGINE_MAX")
     assert not declares("  # the class Engine wraps an app\n", "Engine") and not declares("Engine.new(app)\n", "Engine")
+
+
+def test_a_capitalised_name_finds_the_type_before_a_method_of_that_name(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    fields = "".join(f"\tfield{i} int // setting {i} of the router\n" for i in range(30))
+    write(
+        tmp_path,
+        {
+            "web.go": f"package web\n\n// Router state.\ntype Engine struct {{\n{fields}}}\n",
+            "binding/validator.go": "package binding\n\n// Engine returns the Engine of the Engine validator.\n"
+            "func (v *Validator) Engine() any {\n\treturn v.engine\n}\n\n"
+            "// lazyinit builds the Engine on first use.\n"
+            "func (v *Validator) lazyinit() {\n\tv.engine = newEngine()\n}\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert _files(index.search("Engine", top_k=2))[0] == "web.go"
+    without = _top_with(index, "Engine", monkeypatch, "TYPE_FIRST", 1.0)
+    assert without == "binding/validator.go", "the method wins without it"

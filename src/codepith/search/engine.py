@@ -48,6 +48,7 @@ SUPERSEDED = 0.5  # a file in an older copy of the code the repository also hold
 NAME_FIELD = 3.0  # BM25F: a word among those of a chunk's defined names counts this many times its body count
 ISSUE_NAME_FIELD = 1.0  # ... for an issue's title and code-span words only (its prose never reads the field)
 PIECE = 0.5  # a piece of a split definition without its declaring line (body, long comment above): this share
+TYPE_FIRST = 0.5  # a Capitalised name both a type and a function define (struct Engine, Engine()): the function's share
 USES = 0.5  # a queried symbol the corpus never defines: the few chunks that use it gain this many top scores
 USES_MAX = 8  # ... when at most this many do (more, and the word says little about which)
 GENERATED = 0.5  # a file a tool wrote (a Bison parser, protoc output): its source is the grammar or schema
@@ -107,6 +108,9 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
             continue
         chosen = exact or defs
         heads = _declaring_pieces(corpus, chosen, name) if PIECE < 1.0 and len(chosen) > 1 else None
+        typed = TYPE_FIRST < 1.0 and name[:1].isupper() and not name.isupper() and len(chosen) > 1
+        if typed:
+            typed = any(corpus.chunks[i].kind in _TYPE_KINDS for i in chosen)
         for idx in chosen:
             path = corpus.chunks[idx].file_path
             bonus = unit * (1.5 if stem_matches_symbol(path, name) else 1.0)
@@ -114,7 +118,15 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
                 bonus *= QUALIFIED
             if heads is not None and idx not in heads and path in heads.get(-1, ()):
                 bonus *= PIECE
+            if typed and corpus.chunks[idx].kind in _FUNCTION_KINDS:
+                bonus *= TYPE_FIRST
             scores[idx] = scores.get(idx, 0.0) + bonus
+
+
+_TYPE_KINDS = frozenset(
+    {"class", "struct", "interface", "trait", "enum", "type", "union", "record", "object", "protocol"}
+)
+_FUNCTION_KINDS = frozenset({"function", "method", "constructor", "macro"})
 
 
 def _declaring_pieces(corpus: Corpus, chosen: list[int], name: str) -> dict[int, tuple[str, ...]]:
