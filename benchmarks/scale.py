@@ -124,6 +124,15 @@ if target is None:
 edit_inplace, found_inplace = None, False
 if target:
     original = open(target, "rb").read()
+    # The copy shares its inodes with the source tree (cp -al): a write in place would edit the source
+    # too (an earlier version left its marker function in the kernel's core.c). First give the copy a
+    # file of its own, with the same bytes and mtime, so the in-place edit below stays in the copy.
+    stamp = os.stat(target)
+    with open(target + ".codepith-own", "wb") as fh:
+        fh.write(original)
+    os.utime(target + ".codepith-own", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    os.replace(target + ".codepith-own", target)
+    index.search("codepith_scale_own_copy", top_k=1)  # the replace moved the folder's mtime: settle it first
     # in place (what an editor's plain write does): the folder's mtime stays, the file's moves
     marker = "codepith_scale_inplace_function"
     with open(target, "r+b") as fh:
