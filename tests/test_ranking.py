@@ -492,3 +492,22 @@ def test_a_capitalised_name_finds_the_type_before_a_method_of_that_name(tmp_path
     assert _files(index.search("Engine", top_k=2))[0] == "web.go"
     without = _top_with(index, "Engine", monkeypatch, "TYPE_FIRST", 1.0)
     assert without == "binding/validator.go", "the method wins without it"
+
+
+def test_a_reexport_module_the_query_names_is_not_ranked_down(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``websockets.py`` only re-exports the framework's WebSocket: a barrel, ranked down as wiring, unless
+    the query names that very file; then it is this repository's answer."""
+    write(
+        tmp_path,
+        {
+            "app/websockets.py": "from framework.websockets import WebSocket as WebSocket  # noqa\n"
+            "from framework.websockets import WebSocketDisconnect as WebSocketDisconnect  # noqa\n",
+            "app/routing.py": "def add_api_websocket_route(path, endpoint):\n"
+            "    '''Register a websocket endpoint: the handler runs for each websocket connection.'''\n"
+            "    return Route(path, endpoint, websocket=True)\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert _files(index.search("websocket endpoint implementation", top_k=2))[0] == "app/websockets.py"
+    without = _top_with(index, "websocket endpoint implementation", monkeypatch, "NAMED_WIRING", False)
+    assert without == "app/routing.py", "as plain wiring it ranks below the code"

@@ -38,6 +38,7 @@ DEFINITION = 3.0  # a chunk that defines the queried symbol gains this many top 
 EMBEDDED_DEFINITION = 1.5  # ... an identifier named inside a sentence
 PATH_WORDS = 1.0  # query words in the file's name or folder, times the share of words matched
 WIRING = 0.5  # a chunk of only imports/re-exports points at the code; it is not the code
+NAMED_WIRING = True  # ... unless the query names its file (websockets.py re-exporting the framework's WebSocket)
 QUALIFIED = 1.5  # ... and half again when it lives in the class/module/file the query qualifies it with
 DECLARATION = 0.7  # an interface or a facade declares what some other file implements
 ONE_WORD = 1.0  # a one-word query the corpus defines by that exact name: its definition gains this many top scores
@@ -344,7 +345,7 @@ def search(
                 if GENERATED < 1.0 and _is_generated(corpus, f, generated):
                     factor *= GENERATED
                 by_file[f] = factor
-            scores[idx] *= factor * (WIRING if wiring(idx) else 1.0)
+            scores[idx] *= factor * (WIRING if wiring(idx) and not _named_file(files[f], query) else 1.0)
         if DECLARATION < 1.0 and not query.symbol_like:
             declaration = corpus.flags("declaration", is_declaration_chunk)
             for idx in scores:
@@ -366,6 +367,15 @@ def search(
         )
         for s, idx in chosen
     ]
+
+
+def _named_file(path: str, query: Query) -> bool:
+    """Whether a sentence query names this file (``websocket`` for ``websockets.py``): a module that only
+    re-exports what another package implements is then the repository's answer, not a pointer past it."""
+    if not NAMED_WIRING or query.symbol_like:
+        return False
+    stem = file_stem(path)
+    return any(len(k) > 2 and (stem == k or stem.rstrip("s") == k.rstrip("s")) for k in query.keywords)
 
 
 def _is_generated(corpus: Corpus, f: int, memo: dict[int, bool]) -> bool:
