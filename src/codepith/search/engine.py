@@ -108,7 +108,7 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
             _boost_uses(corpus, name, scores, unit * USES / DEFINITION)
             continue
         chosen = exact or defs
-        heads = _declaring_pieces(corpus, chosen, name) if PIECE < 1.0 and len(chosen) > 1 else None
+        demoted = _undeclaring_pieces(corpus, chosen, name) if PIECE < 1.0 and len(chosen) > 1 else set()
         typed = TYPE_FIRST < 1.0 and name[:1].isupper() and not name.isupper() and len(chosen) > 1
         if typed:
             typed = any(corpus.chunks[i].kind in _TYPE_KINDS for i in chosen)
@@ -117,7 +117,7 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
             bonus = unit * (1.5 if stem_matches_symbol(path, name) else 1.0)
             if query.qualifier and _qualifier_holds(corpus, path, query.qualifier):
                 bonus *= QUALIFIED
-            if heads is not None and idx not in heads and path in heads.get(-1, ()):
+            if idx in demoted:
                 bonus *= PIECE
             if typed and corpus.chunks[idx].kind in _FUNCTION_KINDS:
                 bonus *= TYPE_FIRST
@@ -130,18 +130,20 @@ _TYPE_KINDS = frozenset(
 _FUNCTION_KINDS = frozenset({"function", "method", "constructor", "macro"})
 
 
-def _declaring_pieces(corpus: Corpus, chosen: list[int], name: str) -> dict[int, tuple[str, ...]]:
-    """Of the chunks defining ``name``, those holding its declaring line; under -1, the files where one
-    does (a file whose pieces show none keeps them all, since the rule cannot tell there)."""
-    heads: dict[int, tuple[str, ...]] = {}
-    files: set[str] = set()
+def _undeclaring_pieces(corpus: Corpus, chosen: list[int], name: str) -> set[int]:
+    """Of the chunks defining ``name``, those in a file where another of them holds the declaring line
+    and they do not (a file whose pieces show none keeps them all: the rule cannot tell there). Only files
+    with two or more of them are read, so a name defined in a thousand files costs no scan of each."""
+    by_file: dict[str, list[int]] = {}
     for idx in chosen:
-        chunk = corpus.chunks[idx]
-        if declares(chunk.content, name):
-            heads[idx] = ()
-            files.add(chunk.file_path)
-    heads[-1] = tuple(files)
-    return heads
+        by_file.setdefault(corpus.chunks[idx].file_path, []).append(idx)
+    out: set[int] = set()
+    for pieces in by_file.values():
+        if len(pieces) > 1:
+            plain = [i for i in pieces if not declares(corpus.chunks[i].content, name)]
+            if len(plain) < len(pieces):
+                out.update(plain)
+    return out
 
 
 def _boost_uses(corpus: Corpus, name: str, scores: dict[int, float], bonus: float) -> None:
