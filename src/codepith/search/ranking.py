@@ -223,17 +223,27 @@ _DECLARING_WORDS = (
 _COMMENT_START = ("//", "/*", "*", "--", ";", "%", "#")
 
 
-@lru_cache(maxsize=4096)
-def _declaring_line(name: str) -> re.Pattern[str]:
-    return re.compile(rf"^[ \t]*([^\n]*?)\b({_DECLARING_WORDS})\b[^\n]*?(?<![\w$]){re.escape(name)}(?![\w$])", re.M)
+_DECLARING_WORD = re.compile(rf"\b(?:{_DECLARING_WORDS})\b")
 
 
 def declares(content: str, name: str) -> bool:
     """Whether the chunk holds the line that declares ``name`` (``class Engine < Railtie``,
     ``func (v *V) Engine()``), not only a piece of its body or of the long comment above it: a class
-    split into ten pieces names itself in each, and the piece a reader wants for the name is its head."""
-    for m in _declaring_line(name).finditer(content):
-        before = m.group(1)
-        if not before.startswith(_COMMENT_START) or (m.group(2) == "define" and before.strip() == "#"):
-            return True
+    split into ten pieces names itself in each, and the piece a reader wants for the name is its head.
+    Only the lines holding the name are looked at (a regular expression over every line cost 0.3-0.5 ms
+    of a 1 ms search)."""
+    at = content.find(name)
+    while at >= 0:
+        after = at + len(name)
+        if (at == 0 or not _ident_char(content[at - 1])) and (after == len(content) or not _ident_char(content[after])):
+            head = content[content.rfind("\n", 0, at) + 1 : at]
+            lead = head.lstrip()
+            code = not lead.startswith(_COMMENT_START) or lead.startswith(("#define", "# define"))
+            if code and _DECLARING_WORD.search(head):
+                return True
+        at = content.find(name, after)
     return False
+
+
+def _ident_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_$"
