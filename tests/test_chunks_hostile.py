@@ -163,3 +163,29 @@ def test_an_error_root_over_sound_definitions_keeps_them() -> None:
     # a root of nothing but stray tokens is still line windows
     junk = parser.parse(b"} } } ) ) ) ] ] ] " * 200).root_node
     assert syntax_pieces(_ErrorRoot(junk, []), "c") is None  # type: ignore[arg-type]
+
+
+_SWIFT_RUNAWAY = r"""
+import sys
+from codepith.chunks.chunker import chunk_file_checked
+pairs = [("/*", "*/"), ("/*", "*/"), ("/*", "*/"), ("[", "]")]
+opened = [pairs[i % 4] for i in range(200)]
+text = "\n  ".join(o for o, _ in opened) + "x" + "\n  ".join([c for _, c in reversed(opened)][:100])
+chunk_file_checked("r.swift", text, "swift")
+"""
+
+
+@pytest.mark.xfail(
+    strict=True, raises=pytest.fail.Exception, reason="known: Swift's grammar recovers from these 1.4 KB exponentially"
+)
+def test_a_runaway_parse_is_cut_short() -> None:
+    """Unbalanced nested comments between brackets send the Swift grammar's error recovery exponential
+    (7 s at 700 bytes, minutes at 1,400). tree-sitter's progress callback is checked about once a second
+    there and did not stop it; a build of fewer than 200 files chunks in-process, with no timeout. Found
+    by the hypothesis test above on 2026-12-01; when the chunker bounds it, this test passes."""
+    import subprocess
+
+    try:
+        subprocess.run([sys.executable, "-c", _SWIFT_RUNAWAY], timeout=10, check=True)
+    except subprocess.TimeoutExpired:
+        pytest.fail("chunking a 1.4 KB Swift file took over 10 s")
