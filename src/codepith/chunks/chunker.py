@@ -50,7 +50,35 @@ def chunk_file_checked(rel_path: str, text: str, language: str) -> tuple[list[Ch
     parser = get_parser(language)
     if parser is None:
         return line_chunks(rel_path, text, language), None
+    if language in _NESTED_COMMENTS and _comment_depth(text) > MAX_COMMENT_DEPTH:
+        return line_chunks(rel_path, text, language), "chunker error: comments nested too deep"
     return _guarded(_syntax_chunks, rel_path, text, language)
+
+
+# Languages whose /* */ comments nest. Swift's grammar recovers exponentially, in C and past any callback,
+# from deep unbalanced nests of them (1.4 KB: minutes); real code nests them two or three deep at most.
+_NESTED_COMMENTS = frozenset({"swift", "rust", "kotlin", "scala", "dart", "d"})
+MAX_COMMENT_DEPTH = 16
+
+
+def _comment_depth(text: str) -> int:
+    """The deepest nesting of ``/*`` ... ``*/`` (strings not told apart: an overestimate costs a file its
+    syntax chunks only in the rare file with comment markers in its strings, never a hang)."""
+    if text.count("/*") <= MAX_COMMENT_DEPTH:
+        return 0
+    depth = deepest = 0
+    at = 0
+    while True:
+        open_at, close_at = text.find("/*", at), text.find("*/", at)
+        if open_at < 0 and close_at < 0:
+            return deepest
+        if open_at >= 0 and (close_at < 0 or open_at < close_at):
+            depth += 1
+            deepest = max(deepest, depth)
+            at = open_at + 2
+        else:
+            depth = max(0, depth - 1)
+            at = close_at + 2
 
 
 def fallback_reason(exc: BaseException) -> str:
