@@ -123,7 +123,7 @@ def quick_check(data: RepoData) -> set[str] | None:
         return None
     stat = os.stat
     moved: set[str] = set()
-    top = data.root.rstrip(os.sep) + os.sep
+    top = _top(data)
     for path, mtime in data.watch:  # folders, ignore files, markers: adds, deletes and renames show here
         try:
             same = stat(path).st_mtime_ns == mtime
@@ -135,7 +135,6 @@ def quick_check(data: RepoData) -> set[str] | None:
                 return None
             moved.add(rel)  # "" is the root folder: an entry came or went at the top (changes.plan lists it)
     if data.stat_list is None:
-        top = _top(data)
         data.stat_list = {rel: (top + rel, rec.size, rec.mtime_ns, rec.racy) for rel, rec in data.files.items()}
     for rel, (path, size, mtime, racy) in data.stat_list.items():
         try:

@@ -6,6 +6,7 @@ import heapq
 
 import numpy as np
 
+from codepith.chunks.syntax import FUNCTION_KINDS
 from codepith.index.corpus import Corpus
 from codepith.index.tokens import STOPWORDS, tokenize
 from codepith.model.loader import StaticModel
@@ -109,9 +110,13 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
             continue
         chosen = exact or defs
         demoted = _undeclaring_pieces(corpus, chosen, name) if PIECE < 1.0 and len(chosen) > 1 else set()
-        typed = TYPE_FIRST < 1.0 and name[:1].isupper() and not name.isupper() and len(chosen) > 1
-        if typed:
-            typed = any(corpus.chunks[i].kind in _TYPE_KINDS for i in chosen)
+        typed = (
+            TYPE_FIRST < 1.0
+            and name[:1].isupper()
+            and not name.isupper()
+            and len(chosen) > 1
+            and any(corpus.chunks[i].kind in _TYPE_KINDS for i in chosen)
+        )
         for idx in chosen:
             path = corpus.chunks[idx].file_path
             bonus = unit * (1.5 if stem_matches_symbol(path, name) else 1.0)
@@ -119,7 +124,7 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
                 bonus *= QUALIFIED
             if idx in demoted:
                 bonus *= PIECE
-            if typed and corpus.chunks[idx].kind in _FUNCTION_KINDS:
+            if typed and corpus.chunks[idx].kind in FUNCTION_KINDS:
                 bonus *= TYPE_FIRST
             scores[idx] = scores.get(idx, 0.0) + bonus
 
@@ -127,7 +132,6 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
 _TYPE_KINDS = frozenset(
     {"class", "struct", "interface", "trait", "enum", "type", "union", "record", "object", "protocol"}
 )
-_FUNCTION_KINDS = frozenset({"function", "method", "constructor", "macro"})
 
 
 def _undeclaring_pieces(corpus: Corpus, chosen: list[int], name: str) -> set[int]:
