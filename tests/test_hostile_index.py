@@ -284,3 +284,63 @@ def test_mcp_status_lists_fallbacks_and_search_notes_a_cut_query(tmp_path: Path)
             assert "good.py" in text and len(text) <= 1500
 
     run(go)
+
+
+def test_mcp_server_survives_a_file_whose_chunking_crashes_or_hangs(tmp_path: Path) -> None:
+    """A small repository and an edit are chunked in the server's kept helper, not in the server: the file
+    that crashes or hangs the grammar costs itself its syntax chunks, and every request still answers."""
+    from test_mcp import ok, run, session
+
+    root = tmp_path / "repo"
+    write(root, {
+        "crash.py": "def crash_victim():\n    return 1\n",
+        "good.py": "def compute_invoice_total(items):\n    return sum(items)\n",
+    })  # fmt: skip
+    hook_env = _env(tmp_path, WORKER_FAULT, CODEPITH_FILE_TIMEOUT="3")
+    extra = {k: hook_env[k] for k in ("PYTHONPATH", "CODEPITH_FILE_TIMEOUT", "TMPDIR")}
+
+    async def go() -> None:
+        async with session(root, extra) as s:
+            text = await ok(s, "search", {"query": "compute invoice total"})
+            assert "good.py" in text
+            assert "crash_victim" in await ok(s, "search", {"query": "crash_victim"})
+            (root / "hang.py").write_text("def hang_victim():\n    return 2\n")
+            started = time.monotonic()
+            text = await ok(s, "search", {"query": "hang_victim"})
+            assert "hang.py" in text and time.monotonic() - started < 60
+            status = await ok(s, "index_status", {})
+            assert f"worker crashed (exit {-signal.SIGSEGV}): 1 (e.g. crash.py)" in status
+            assert "worker timed out (> 3s): 1 (e.g. hang.py)" in status
+            (root / "later.py").write_text("def added_after_the_hang():\n    return 3\n")
+            assert "later.py" in await ok(s, "search", {"query": "added_after_the_hang"})
+
+    run(go)
+
+
+# crashes only in the process that started (the CLI), not in a worker of it
+_IN_CLI = 'rel_path == "crash.py" and os.environ["PARENT"] == str(os.getpid())'
+_MARK_CLI = "\nos.environ.setdefault('PARENT', str(os.getpid()))\n"
+INPROCESS_FAULT = WORKER_FAULT.replace('rel_path == "crash.py"', _IN_CLI) + _MARK_CLI
+
+
+@pytest.mark.parametrize("everywhere", [False, True])
+def test_a_file_that_crashes_an_in_process_build_is_isolated_by_the_next(tmp_path: Path, everywhere: bool) -> None:
+    """A small build chunks in-process (a fork would cost it a third of its time); a grammar that crashes
+    there kills that run, but the next one chunks the file it named in a worker and indexes the rest."""
+    root = tmp_path / "repo"
+    write(root, {
+        "crash.py": "def crash_victim():\n    return 1\n",
+        "fine.py": "def fine_function():\n    return 2\n",
+    })  # fmt: skip
+    env = _env(tmp_path, WORKER_FAULT if everywhere else INPROCESS_FAULT)
+    first = _cli(env, "index", str(root))
+    assert first.returncode == -signal.SIGSEGV, (first.returncode, first.stderr)
+    second = _cli(env, "index", str(root))
+    assert second.returncode == 0, second.stderr
+    assert ": 2 files," in second.stdout
+    crashed = f"worker crashed (exit {-signal.SIGSEGV}): 1 (e.g. crash.py)"
+    assert (crashed in second.stdout) == everywhere, second.stdout
+    third = _cli(env, "index", str(root))
+    assert third.returncode == 0 and ": 2 files," in third.stdout
+    for name, path in (("crash_victim", "crash.py"), ("fine_function", "fine.py")):
+        assert f"FILE {path}" in _cli(env, "search", name, str(root), "-k", "1").stdout

@@ -245,3 +245,41 @@ def test_map_focus_leans_toward_a_query_or_a_file(tmp_path: Path, model) -> None
     assert first_other("password hashing") == "verify_password_hash"
     assert first_other("invoice totals") == "compute_invoice_total"
     assert first_other("auth.py") == "verify_password_hash"
+
+
+def test_structure_parses_only_what_the_index_chunked_with_syntax(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A file whose chunking fell back to line windows (its grammar may crash or hang on it) or that changed
+    since the index saw it is not parsed again in this process for breadcrumbs or an outline."""
+    import os
+
+    import codepith.chunks.chunker as chunker
+    import codepith.structure.parsed as parsed
+    from codepith.api import Index
+
+    real = chunker.syntax_pieces
+
+    def faulty(root, language):  # type: ignore[no-untyped-def]
+        if b"POISON_FOR_THE_GRAMMAR" in (root.text or b""):
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(root, language)
+
+    monkeypatch.setattr(chunker, "syntax_pieces", faulty)
+    monkeypatch.setenv("CODEPITH_WORKERS", "0")
+    (tmp_path / "bad.py").write_text("# POISON_FOR_THE_GRAMMAR\ndef windowed():\n    return 1\n")
+    (tmp_path / "good.py").write_text("def parsed_fine():\n    return 2\n")
+    index = Index.from_path(tmp_path, model=model, use_cache=False)
+    seen: list[str] = []
+    real_parse = parsed.parse
+
+    def counting(text: str, language: str):  # type: ignore[no-untyped-def]
+        seen.append(text)
+        return real_parse(text, language)
+
+    monkeypatch.setattr(parsed, "parse", counting)
+    assert [d.name for d in index.definitions("good.py", "python")] == ["parsed_fine"]
+    assert index.definitions("bad.py", "python") == () and index.enclosing("bad.py", "python", 2) == ()
+    assert len(seen) == 1 and "parsed_fine" in seen[0]
+    good = tmp_path / "good.py"
+    good.write_text("def parsed_fine():\n    return 3  # changed, not yet re-indexed\n")
+    os.utime(good, ns=(1, 1))
+    assert index.definitions("good.py", "python") == () and len(seen) == 1

@@ -32,7 +32,7 @@ from codepith.store.manifest import Store
 from codepith.store.view import View
 from codepith.structure.definitions import Definition
 from codepith.structure.outline import FileOutline, RepoMap, map_entries
-from codepith.structure.parsed import parsed_file
+from codepith.structure.parsed import ParsedFile, parsed_file
 from codepith.structure.repomap import rank_definitions
 
 log = logging.getLogger("codepith")
@@ -447,8 +447,7 @@ class Index:
 
         Parsed from the file on disk, lazily and cached, for the few hits a reply shows.
         """
-        root, rel = self.locate(file_path)
-        parsed = parsed_file(root / rel, language)
+        parsed = self._parsed(file_path, language)
         return parsed.enclosing(line) if parsed is not None else ()
 
     def outline(self, path: str, *, focus: str | None = None, limit: int = 200) -> FileOutline | RepoMap:
@@ -493,9 +492,18 @@ class Index:
 
     def definitions(self, file_path: str, language: str) -> tuple[Definition, ...]:
         """Every definition of an indexed file (a result path), parsed from disk; () when unknown."""
-        root, rel = self.locate(file_path)
-        parsed = parsed_file(root / rel, language)
+        parsed = self._parsed(file_path, language)
         return parsed.definitions() if parsed is not None else ()
+
+    def _parsed(self, file_path: str, language: str) -> ParsedFile | None:
+        """The parse of an indexed file, only of the bytes the index chunked with syntax: a file whose
+        chunking fell back to line windows (a grammar that crashed or hung on it, a nest too deep) or that
+        changed since is not parsed in this process, where a hang or a crash would take every caller."""
+        root, rel = self.locate(file_path)
+        rec = self._data[self.roots.index(root)].files.get(rel)
+        if rec is None or rec.skip is not None or rec.fallback is not None:
+            return None
+        return parsed_file(root / rel, language, expect=(rec.size, rec.mtime_ns))
 
     def _corpus_path(self, path: str) -> str:
         """``path`` as the corpus names it ("" for the whole corpus); refused when outside every root."""

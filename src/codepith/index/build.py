@@ -380,7 +380,7 @@ def _refresh_locked(
     step = batch_files()
     for begin in range(0, len(candidates), step):
         batch = candidates[begin : begin + step]
-        metas, touched, new = _batch(data, model, batch, racy_after, stats, progress, done, len(candidates))
+        metas, touched, new = _batch(data, model, batch, racy_after, stats, progress, done, len(candidates), w)
         done += len(batch)
         # A batch with more chunks than a segment holds commits as several segments, rows with theirs.
         groups: list[list[NewFile]] = [[]]
@@ -436,6 +436,7 @@ def _batch(
     progress: Progress | None,
     done: int,
     total: int,
+    w: Writer,
 ) -> tuple[list[FileMeta], list[FileMeta], list[NewFile]]:
     """Read, chunk and embed one batch: (rows to write, stat-only updates, new segment content)."""
     metas: list[FileMeta] = []
@@ -471,7 +472,7 @@ def _batch(
     # Chunk, embed and encode each file (in worker processes when there is enough text).
     new: list[NewFile] = []
     finish = partial(prepare_file, model)
-    prepared = prepare_all([(sf.rel_path, text, sf.language) for sf, text, _ in todo], finish)
+    prepared = prepare_all([(sf.rel_path, text, sf.language) for sf, text, _ in todo], finish, w.parse_journal)
     for i, ((sf, text, digest), got) in enumerate(zip(todo, prepared, strict=True)):
         metas.append(
             FileMeta(

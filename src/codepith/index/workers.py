@@ -18,6 +18,9 @@ A worker works through its share in order, so when it dies (a segfault in a gram
 or goes silent for ``CODEPITH_FILE_TIMEOUT`` seconds (it is then killed), the file it was on is known:
 that file gets line windows with the reason, and a fresh worker takes the rest of the share. A worker
 that cannot even start hands its share to this process.
+
+Builds too small for a pool chunk in-process, except in a long-lived process that asked to ``keep_helper``
+(the MCP server): there one started worker, kept between builds, chunks them with the same timeout.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import queue
 import signal
 import subprocess
 import sys
@@ -33,6 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any, Generic, TypeVar
 
 from codepith.chunks.chunker import fallback_reason, load_grammars
@@ -57,12 +62,16 @@ LEGACY_JOB_PREFIX = "codepith-jobs-"  # job files of older versions, in the syst
 LEGACY_STALE_SECONDS = 3600.0
 
 
+def env_workers() -> int | None:
+    """``CODEPITH_WORKERS`` when set to a whole number."""
+    env = os.environ.get("CODEPITH_WORKERS", "").strip()
+    return int(env) if env.isdigit() else None
+
+
 def worker_count() -> int:
     """``CODEPITH_WORKERS`` if set (0 or 1 = in-process), else one per core, at most 4."""
-    env = os.environ.get("CODEPITH_WORKERS", "").strip()
-    if env.isdigit():
-        return int(env)
-    return min(os.cpu_count() or 1, 4)
+    env = env_workers()
+    return env if env is not None else min(os.cpu_count() or 1, 4)
 
 
 def file_timeout() -> float:
@@ -75,8 +84,10 @@ def file_timeout() -> float:
     return value if value > 0 else DEFAULT_FILE_TIMEOUT
 
 
-def prepare_all(jobs: Sequence[Job], finish: Finish[R]) -> Iterator[R]:
-    """``finish(rel, analyze_one(*job))`` of every job, in order; never raises for a file's sake."""
+def prepare_all(jobs: Sequence[Job], finish: Finish[R], journal: Path | None = None) -> Iterator[R]:
+    """``finish(rel, analyze_one(*job))`` of every job, in order; never raises for a file's sake.
+
+    ``journal`` names the file an in-process build is on (see ``_in_process``)."""
     workers = worker_count()
     fork = workers >= 2 and can_fork()
     isolate = len(jobs) >= MIN_FILES  # from this many files, workers also keep a crashing grammar out of here
@@ -85,8 +96,12 @@ def prepare_all(jobs: Sequence[Job], finish: Finish[R]) -> Iterator[R]:
     else:
         small = workers < 2 or not isolate
     if small:
-        for job in jobs:
-            yield finish(job[0], analyze_one(*job))
+        helper = _helper if _helper is not None and env_workers() != 0 else None
+        if helper is not None:
+            for job, analysis in zip(jobs, helper.analyze(jobs), strict=True):
+                yield finish(job[0], analysis if analysis is not None else analyze_one(*job))
+            return
+        yield from _in_process(jobs, finish, journal)
         return
     if fork:
         load_grammars(job[2] for job in jobs)
@@ -99,6 +114,66 @@ def prepare_all(jobs: Sequence[Job], finish: Finish[R]) -> Iterator[R]:
             yield got if got is not None else finish(job[0], analyze_one(*job))
     finally:
         pool.close()
+
+
+def _in_process(jobs: Sequence[Job], finish: Finish[R], journal: Path | None) -> Iterator[R]:
+    """Each job in this process, its path written to ``journal`` first (one ``pwrite``) and the journal
+    emptied at the end, so that a build that died in a parse (a grammar's segfault, a hang ended with
+    ``kill -9``) leaves the file's name behind. The next build chunks that file alone in a worker, where a
+    crash or a hang costs it line windows; without this a crashing file would fail every build of its
+    repository. A fork for every small build would cost it a third of its time (``keep_helper``)."""
+    suspects = _read_journal(journal)
+    fd = _open_journal(journal)
+    try:
+        for job in jobs:
+            if job[0] in suspects:
+                yield _isolated(job, finish)
+                continue
+            if fd is not None:
+                _mark(fd, job[0])
+            yield finish(job[0], analyze_one(*job))
+    finally:  # also on an exception or ^C here: this process is alive, so the parse did not crash it
+        if fd is not None:
+            left = suspects - {job[0] for job in jobs}  # a later batch's: kept for it
+            _mark(fd, min(left) if left else "")
+            os.close(fd)
+
+
+def _read_journal(journal: Path | None) -> set[str]:
+    if journal is None:
+        return set()
+    try:
+        name = journal.read_bytes().split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+    except OSError:
+        return set()
+    return {name} if name else set()
+
+
+def _open_journal(journal: Path | None) -> int | None:
+    if journal is None:
+        return None
+    try:
+        return os.open(journal, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:  # a read-only cache: the build goes on without the record
+        return None
+
+
+def _mark(fd: int, rel: str) -> None:
+    try:
+        os.pwrite(fd, rel.encode("utf-8", "surrogateescape") + b"\0", 0)
+    except OSError:
+        pass
+
+
+def _isolated(job: Job, finish: Finish[R]) -> R:
+    """One job in a worker of its own (forked where safe, else started), with the per-file timeout."""
+    log.info("chunking %s in a worker: the last build stopped while chunking it", job[0])
+    pool = _Pool([job], 1, file_timeout(), finish, can_fork())
+    try:
+        got = pool.take(0)
+    finally:
+        pool.close()
+    return got if got is not None else finish(job[0], line_windows(*job, "worker could not start"))
 
 
 def can_fork() -> bool:
@@ -395,6 +470,167 @@ class _Pool(Generic[R]):
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+
+
+_helper: _Helper | None = None
+_helper_lock = threading.Lock()
+HELPER_START_TIMEOUT = 60.0  # seconds for a started helper to import codepith and say it is ready
+
+
+def keep_helper() -> None:
+    """From now on, builds too small for the pool (most of a long-lived process's: one edited file, a small
+    repository) are chunked in one started worker that this process keeps, not in-process.
+
+    For the MCP server: in-process, a grammar that hangs on one file (held in C, with the GIL) or crashes
+    takes the whole server and every later request with it; the helper costs one start, off this core
+    (~0.3 s, once), and about a millisecond a file. One-shot processes do not call this: a fork costs a
+    small build 30-90 ms here, a third of its time (measured with ``benchmarks/cold_index.py``), and a
+    user sees a hung command where an agent would see a dead server. ``CODEPITH_WORKERS=0`` turns it off."""
+    global _helper
+    with _helper_lock:
+        if _helper is None:
+            _helper = _Helper()
+            _helper.start()
+
+
+_GONE = object()  # the helper's output ended
+
+
+class _Helper:
+    """One started worker that outlives builds, used one batch at a time (see ``keep_helper``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._out: queue.Queue[Any] = queue.Queue()
+        self._broken = False  # it could not even start: chunk in-process, as before
+        self._next = 0  # job ids are never reused, so a result of a dead batch is never taken for another
+        self._reason = ""  # why the last helper was stopped, for the file it was on
+        self._ready = False
+
+    def analyze(self, jobs: Sequence[Job]) -> Iterator[FileAnalysis | None]:
+        """Each job's analysis in order; None for a job this process must do itself (no helper)."""
+        with self._lock:
+            at = 0
+            try:
+                while at < len(jobs):
+                    if not self._ensure():
+                        yield from (None for _ in jobs[at:])
+                        return
+                    base = self._next
+                    self._next += len(jobs) - at
+                    self._send([(base + k, *job) for k, job in enumerate(jobs[at:])])
+                    while at < len(jobs):
+                        got = self._take(base)
+                        if got is None:  # hung or crashed on jobs[at]: blame it, restart for the rest
+                            yield self._blame(jobs[at])
+                            at += 1
+                            break
+                        yield got
+                        at += 1
+                        base += 1
+            finally:
+                if at < len(jobs):  # the caller stopped early: its results would be read by the next batch
+                    self._stop()
+
+    def start(self) -> None:
+        """Start the process now, so that its imports overlap this process's work (the first batch waits)."""
+        with self._lock:
+            if not self._broken and self._proc is None:
+                self._spawn()
+
+    def _spawn(self) -> None:
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "codepith.index.workers"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError as exc:
+            log.debug("cannot start the chunking helper: %s", exc)
+            self._broken = True
+            return
+        self._proc, self._out, self._ready = proc, queue.Queue(), False
+        threading.Thread(target=_drain, args=(proc, self._out), daemon=True).start()
+
+    def _ensure(self) -> bool:
+        """A running helper that has said it is ready (started again if it died); False if it cannot be."""
+        if self._proc is None or self._proc.poll() is not None:
+            self._stop()
+            if not self._broken:
+                self._spawn()
+        if self._broken or self._proc is None:
+            return False
+        if not self._ready:
+            try:
+                self._ready = self._out.get(timeout=HELPER_START_TIMEOUT) == _READY
+            except queue.Empty:
+                pass
+            if not self._ready:
+                log.debug("the chunking helper failed to start; chunking in this process")
+                self._stop()
+                self._broken = True
+                return False
+        return True
+
+    def _send(self, jobs: list[tuple[Any, ...]]) -> None:
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
+        threading.Thread(target=_write_jobs, args=(proc.stdin, jobs), daemon=True).start()
+
+    def _take(self, want: int) -> FileAnalysis | None:
+        """The result for job ``want``; None (the helper then killed) if it died or went silent."""
+        timeout = file_timeout()
+        while True:
+            try:
+                msg = self._out.get(timeout=timeout)
+            except queue.Empty:
+                self._reason = f"worker timed out (> {timeout:g}s)"
+                self._stop()
+                return None
+            if msg is _GONE:
+                proc = self._proc
+                code = proc.wait() if proc is not None else -1
+                self._reason = f"worker crashed (exit {code})"
+                self._stop()
+                return None
+            idx, result = msg
+            if idx == want:
+                return result
+
+    def _blame(self, job: Job) -> FileAnalysis:
+        rel, text, language = job
+        log.warning("%s while chunking %s; indexed as line windows", self._reason, rel)
+        return line_windows(rel, text, language, self._reason)
+
+    def _stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+def _drain(proc: subprocess.Popen[bytes], out: queue.Queue[Any]) -> None:
+    """Every message of one helper process into ``out``, then ``_GONE``."""
+    stream = proc.stdout
+    try:
+        while stream is not None:
+            out.put(pickle.load(stream))
+    except Exception:  # noqa: BLE001 - end of output, or a broken stream: the process is done either way
+        pass
+    out.put(_GONE)
+
+
+def _write_jobs(stream: IO[bytes], jobs: list[tuple[Any, ...]]) -> None:
+    """In a thread of its own, so that a big batch never fills both pipes and stalls both processes."""
+    try:
+        for job in jobs:
+            pickle.dump(job, stream, protocol=pickle.HIGHEST_PROTOCOL)
+        stream.flush()
+    except (OSError, ValueError):  # the helper died or was killed: the reader deals with it
+        pass
 
 
 _TOKENIZERS_ENV = "TOKENIZERS_PARALLELISM"

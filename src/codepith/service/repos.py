@@ -427,7 +427,9 @@ class Repos:
         with slot.lock:
             if slot.index is None:
                 from codepith.api import Index
+                from codepith.index.workers import keep_helper
 
+                keep_helper()  # a long-lived process: no file's parse may hang or crash it (see workers.py)
                 slot.index = Index.from_paths(
                     list(roots),
                     content=kind,

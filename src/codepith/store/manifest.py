@@ -213,6 +213,7 @@ class Writer:
         self.full_check = full_check
         self.damaged: list[str] = []  # why segments were dropped
         self.compact_vectors = False  # int8 vectors in new segments (the builder says so for large repositories)
+        self.parse_journal = self.folder / "parsing"  # the file an in-process build is chunking (workers.py)
         self._collect()
 
     def _tx(self, fn: Callable[[sqlite3.Connection], None]) -> None:

@@ -43,11 +43,14 @@ _cache: OrderedDict[tuple[str, str, int, int], ParsedFile | None] = OrderedDict(
 _lock = threading.Lock()
 
 
-def parsed_file(path: Path, language: str) -> ParsedFile | None:
-    """The parse of ``path`` as ``language``, or None (no grammar, unreadable, too big)."""
+def parsed_file(path: Path, language: str, expect: tuple[int, int] | None = None) -> ParsedFile | None:
+    """The parse of ``path`` as ``language``, or None (no grammar, unreadable, too big, or its size and
+    mtime are not ``expect``: the caller vouches only for the bytes it knows)."""
     try:
         st = os.stat(path)
     except OSError:
+        return None
+    if expect is not None and (st.st_size, st.st_mtime_ns) != expect:
         return None
     key = (str(path), language, st.st_size, st.st_mtime_ns)
     with _lock:
