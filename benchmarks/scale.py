@@ -43,7 +43,7 @@ QUERIES = [
     "memory barrier",
     "network device transmit queue timeout",
 ]
-CLI = [sys.executable, "-c", "import sys; from codepith.surfaces.cli import main; sys.exit(main())"]
+CLI = [sys.executable, "-c", "import sys; from codepith.surfaces.cli import entry; sys.exit(entry())"]
 
 
 def tree_rss(pid: int) -> int:

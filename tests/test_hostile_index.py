@@ -178,10 +178,14 @@ _analyze.index_text = _slow
 
 
 def _children(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (a supervised command's workers are its grandchildren)."""
     out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        out.extend(int(x) for x in task.read_text().split())
-    return out
+    try:
+        for task in Path(f"/proc/{pid}/task").glob("*/children"):
+            out.extend(int(x) for x in task.read_text().split())
+    except OSError:
+        return out
+    return out + [g for c in out for g in _children(c)]
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
@@ -325,14 +329,14 @@ INPROCESS_FAULT = WORKER_FAULT.replace('rel_path == "crash.py"', _IN_CLI) + _MAR
 
 @pytest.mark.parametrize("everywhere", [False, True])
 def test_a_file_that_crashes_an_in_process_build_is_isolated_by_the_next(tmp_path: Path, everywhere: bool) -> None:
-    """A small build chunks in-process (a fork would cost it a third of its time); a grammar that crashes
-    there kills that run, but the next one chunks the file it named in a worker and indexes the rest."""
+    """Without the supervising parent (as for an API user), a grammar that crashes a small in-process build
+    kills that run; the next run chunks the file the journal names in a worker and indexes the rest."""
     root = tmp_path / "repo"
     write(root, {
         "crash.py": "def crash_victim():\n    return 1\n",
         "fine.py": "def fine_function():\n    return 2\n",
     })  # fmt: skip
-    env = _env(tmp_path, WORKER_FAULT if everywhere else INPROCESS_FAULT)
+    env = _env(tmp_path, WORKER_FAULT if everywhere else INPROCESS_FAULT, CODEPITH_SUPERVISE="0")
     first = _cli(env, "index", str(root))
     assert first.returncode == -signal.SIGSEGV, (first.returncode, first.stderr)
     second = _cli(env, "index", str(root))
@@ -344,3 +348,95 @@ def test_a_file_that_crashes_an_in_process_build_is_isolated_by_the_next(tmp_pat
     assert third.returncode == 0 and ": 2 files," in third.stdout
     for name, path in (("crash_victim", "crash.py"), ("fine_function", "fine.py")):
         assert f"FILE {path}" in _cli(env, "search", name, str(root), "-k", "1").stdout
+
+
+# hangs (deaf to ^C, as a parse in C is) or crashes in the process that runs the command, not in a worker
+CLI_FAULT = """
+import os
+import signal
+import sys
+import time
+
+import codepith.index.analyze as _analyze
+
+_real = _analyze.index_text
+
+
+def _in_worker():
+    frame = sys._getframe()
+    while frame is not None:
+        if frame.f_code.co_name in ("_forked_main", "_serve"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _faulty(rel_path, text, language):
+    mine = not _in_worker()  # the command's own parse (a supervising parent parses nothing)
+    if rel_path.startswith("crash") and mine:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if rel_path.startswith("hang") and mine:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        time.sleep(3600)
+    return _real(rel_path, text, language)
+
+
+_analyze.index_text = _faulty
+"""
+
+
+def test_a_supervised_command_survives_files_that_crash_or_hang_its_build(tmp_path: Path) -> None:
+    """The CLI runs a build in a forked child: a child that dies in a parse, or stays on one file past the
+    timeout, is run again with that file chunked in a worker; the command itself succeeds."""
+    root = tmp_path / "repo"
+    write(root, {
+        "crash_a.py": "def crash_victim():\n    return 1\n",
+        "crash_b.py": "def second_victim():\n    return 1\n",
+        "hang.py": "def hang_victim():\n    return 2\n",
+        "fine.py": "def fine_function():\n    return 3\n",
+    })  # fmt: skip
+    env = _env(tmp_path, CLI_FAULT, CODEPITH_FILE_TIMEOUT="3")
+    started = time.monotonic()
+    proc = _cli(env, "search", "hang_victim", str(root), "-k", "1", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "FILE hang.py" in proc.stdout and time.monotonic() - started < 60
+    for name in ("crash_a.py", "crash_b.py"):
+        assert f"codepith: warning: chunking {name} was killed by signal {int(signal.SIGSEGV)}" in proc.stderr
+    assert "codepith: warning: chunking hang.py took over 3 s; running again with that file in a worker" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    again = _cli(env, "index", str(root))
+    assert again.returncode == 0 and ": 4 files," in again.stdout and "warning" not in again.stderr
+    for name, path in (("crash_victim", "crash_a.py"), ("second_victim", "crash_b.py"), ("fine_function", "fine.py")):
+        assert f"FILE {path}" in _cli(env, "search", name, str(root), "-k", "1").stdout
+
+
+def test_a_supervised_command_stuck_in_a_parse_still_ends_on_ctrl_c(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write(root, {"hang.py": "def hang_victim():\n    return 2\n", "fine.py": "def fine():\n    return 3\n"})
+    env = _env(tmp_path, CLI_FAULT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codepith.surfaces.cli", "index", str(root)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not _children(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(2.0)  # the child is in the hang by now
+        child = _children(proc.pid)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        for pid in [*_children(proc.pid), proc.pid]:  # a failure leaves nothing hanging
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    deadline = time.monotonic() + 10
+    while child and time.monotonic() < deadline:
+        child = [c for c in child if Path(f"/proc/{c}").exists() and "Z" not in _state(c)]
+        time.sleep(0.1)
+    assert not child, "the stuck child was killed"

@@ -2,6 +2,6 @@
 
 import sys
 
-from codepith.surfaces.cli import main
+from codepith.surfaces.cli import entry
 
-sys.exit(main())
+sys.exit(entry())

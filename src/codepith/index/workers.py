@@ -42,6 +42,7 @@ from typing import IO, Any, Generic, TypeVar
 
 from codepith.chunks.chunker import fallback_reason, load_grammars
 from codepith.index.analyze import FileAnalysis, index_text, line_windows
+from codepith.index.journal import Journal, file_timeout
 
 log = logging.getLogger("codepith")
 
@@ -54,8 +55,6 @@ MIN_FILES = 200  # below this, started workers' start-up (~0.3 s) costs more tha
 # in a process holding a model (measured side by side on the dev suite: 20,000 chars made the six
 # smallest repositories 1.3-2x slower than one process; from ~150,000 chars two workers win or tie)
 FORK_MIN_CHARS = 150_000
-FILE_TIMEOUT_ENV = "CODEPITH_FILE_TIMEOUT"
-DEFAULT_FILE_TIMEOUT = 120.0  # seconds one file may take in a worker (the slowest real file: ~1 s)
 MAX_RESTARTS = 8  # per worker slot; past it the rest of the share runs in this process
 _READY = "codepith-worker-ready"  # the first message: imports worked, later deaths are a file's doing
 LEGACY_JOB_PREFIX = "codepith-jobs-"  # job files of older versions, in the system temp folder
@@ -72,16 +71,6 @@ def worker_count() -> int:
     """``CODEPITH_WORKERS`` if set (0 or 1 = in-process), else one per core, at most 4."""
     env = env_workers()
     return env if env is not None else min(os.cpu_count() or 1, 4)
-
-
-def file_timeout() -> float:
-    """``CODEPITH_FILE_TIMEOUT`` seconds if set to a positive number, else the default."""
-    raw = os.environ.get(FILE_TIMEOUT_ENV, "").strip()
-    try:
-        value = float(raw)
-    except ValueError:
-        return DEFAULT_FILE_TIMEOUT
-    return value if value > 0 else DEFAULT_FILE_TIMEOUT
 
 
 def prepare_all(jobs: Sequence[Job], finish: Finish[R], journal: Path | None = None) -> Iterator[R]:
@@ -117,52 +106,20 @@ def prepare_all(jobs: Sequence[Job], finish: Finish[R], journal: Path | None = N
 
 
 def _in_process(jobs: Sequence[Job], finish: Finish[R], journal: Path | None) -> Iterator[R]:
-    """Each job in this process, its path written to ``journal`` first (one ``pwrite``) and the journal
-    emptied at the end, so that a build that died in a parse (a grammar's segfault, a hang ended with
-    ``kill -9``) leaves the file's name behind. The next build chunks that file alone in a worker, where a
-    crash or a hang costs it line windows; without this a crashing file would fail every build of its
-    repository. A fork for every small build would cost it a third of its time (``keep_helper``)."""
-    suspects = _read_journal(journal)
-    fd = _open_journal(journal)
+    """Each job in this process, its path in the journal first (see journal.py), except the suspects a
+    build that died in a parse left there: each of those alone in a worker. Forking for every small build
+    would cost it a third of its time (``keep_helper``)."""
+    record = Journal(journal)
     try:
         for job in jobs:
-            if job[0] in suspects:
+            if job[0] in record.suspects:
+                record.mark("")
                 yield _isolated(job, finish)
                 continue
-            if fd is not None:
-                _mark(fd, job[0])
+            record.mark(job[0])
             yield finish(job[0], analyze_one(*job))
-    finally:  # also on an exception or ^C here: this process is alive, so the parse did not crash it
-        if fd is not None:
-            left = suspects - {job[0] for job in jobs}  # a later batch's: kept for it
-            _mark(fd, min(left) if left else "")
-            os.close(fd)
-
-
-def _read_journal(journal: Path | None) -> set[str]:
-    if journal is None:
-        return set()
-    try:
-        name = journal.read_bytes().split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
-    except OSError:
-        return set()
-    return {name} if name else set()
-
-
-def _open_journal(journal: Path | None) -> int | None:
-    if journal is None:
-        return None
-    try:
-        return os.open(journal, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:  # a read-only cache: the build goes on without the record
-        return None
-
-
-def _mark(fd: int, rel: str) -> None:
-    try:
-        os.pwrite(fd, rel.encode("utf-8", "surrogateescape") + b"\0", 0)
-    except OSError:
-        pass
+    finally:  # also on an exception or ^C here: this process is alive, so no parse killed it
+        record.close(job[0] for job in jobs)
 
 
 def _isolated(job: Job, finish: Finish[R]) -> R:

@@ -515,7 +515,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def entry() -> int:
+    """The ``codepith`` command: ``main``, with the commands that may build supervised."""
+    return main(supervise=True)
+
+
+def main(argv: Sequence[str] | None = None, *, supervise: bool = False) -> int:
+    """The command line, in this process (``supervise``: the build commands in a watched child, which
+    only a process that is nothing but this command may do: a fork copies its caller too)."""
     logging.basicConfig(level=logging.WARNING, format="codepith: warning: %(message)s", stream=sys.stderr)
     for stream in (sys.stdout, sys.stderr):
         # paths are kept exactly, undecodable bytes included: write them back as the same bytes
@@ -527,6 +534,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    if supervise and args.command in _SUPERVISED:  # a file's parse may kill or hang a build: see index/supervise.py
+        from codepith.index.supervise import supervised
+
+        return supervised(lambda: _run(args))
+    return _run(args)
+
+
+_SUPERVISED = frozenset({"search", "related", "index", "outline"})  # the commands that may build an index
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args) or 0)
     except CodepithError as exc:
@@ -544,4 +562,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

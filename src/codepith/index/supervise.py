@@ -1,0 +1,138 @@
+"""A one-shot command that may build an index runs in a forked child, watched by the process that
+started it, so that no file's parse can kill or hang the command.
+
+Small builds chunk in-process (a fork per build would cost a small repository a third of its build
+time), where a grammar that segfaults kills the process and one that hangs holds it in C, deaf to ^C.
+Forking once, at start-up, while the process is small, costs about a millisecond. The parent waits:
+
+- a child that dies while it chunks a file (the page ``journal.py`` shares names one) is run again;
+  the index's journal then names the file, which the new run chunks alone in a worker;
+- a child that stays on one file for ``CODEPITH_FILE_TIMEOUT`` seconds is killed and run again, the same;
+- ^C, or a SIGTERM or SIGHUP to the parent, reaches the child; a child that does not end within a second
+  of it (stuck in C) is killed;
+- any other end is the command's: its exit status, or its signal, raised again in the parent.
+
+``CODEPITH_SUPERVISE=0`` runs the command in this process.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import select
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+from codepith.index.journal import PAGE_SIZE, file_timeout, page_state, share_page
+
+SUPERVISE_ENV = "CODEPITH_SUPERVISE"
+MAX_RUNS = 4  # a first run and up to three more, each with one more file chunked apart
+_GRACE = 1.0  # seconds a child has to end after ^C or SIGTERM before it is killed
+_FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def can_supervise() -> bool:
+    if os.environ.get(SUPERVISE_ENV, "").strip() == "0":
+        return False
+    return (
+        sys.platform.startswith("linux")
+        and hasattr(os, "fork")
+        and hasattr(os, "pidfd_open")
+        and threading.active_count() == 1
+    )
+
+
+def supervised(command: Callable[[], int]) -> int:
+    """``command()``'s exit status, from a child process (see the module's docstring). In the child this
+    returns what ``command`` returns; the parent returns, or dies of, the last child's end."""
+    if not can_supervise():
+        return command()
+    page = mmap.mmap(-1, PAGE_SIZE)
+    status = 0
+    for run in range(MAX_RUNS):
+        page[:] = bytes(PAGE_SIZE)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _die_with_parent()
+            share_page(page)
+            return command()
+        status, stuck, name, interrupted = _wait(pid, page)
+        if interrupted:
+            return 128 + interrupted
+        if run + 1 < MAX_RUNS and name and (stuck or os.WIFSIGNALED(status)):
+            what = f"took over {file_timeout():g} s" if stuck else f"was killed by signal {os.WTERMSIG(status)}"
+            print(f"codepith: warning: chunking {name} {what}; running again with that file in a worker",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            continue
+        break
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+        return 128 + sig  # when the signal cannot end this process
+    return os.waitstatus_to_exitcode(status)
+
+
+def _wait(pid: int, page: mmap.mmap) -> tuple[int, bool, str, int]:
+    """(wait status, killed for staying on one file, the file it was on or "", the signal that ended it:
+    ^C, SIGTERM or SIGHUP to this process, or 0)."""
+    asked: list[tuple[float, int]] = []  # when ^C or a SIGTERM came, and which
+
+    def forward(signum: int, _frame: object) -> None:
+        if not asked:
+            asked.append((time.monotonic(), signum))
+        try:
+            if signum != signal.SIGINT:  # ^C reaches the whole foreground group, the child included
+                os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+
+    before = {sig: signal.signal(sig, forward) for sig in _FORWARDED}
+    fd = os.pidfd_open(pid)
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        timeout = file_timeout()
+        count, name = page_state(page)
+        since = time.monotonic()
+        stuck = False
+        while not poller.poll(250):
+            now = time.monotonic()
+            seen, name = page_state(page)
+            if seen != count or not name:
+                count, since = seen, now
+            elif now - since > timeout:
+                stuck = True
+                _kill(pid)
+            if asked and now - asked[0][0] > _GRACE:
+                _kill(pid)
+        _, status = os.waitpid(pid, 0)
+        if not stuck:
+            name = page_state(page)[1]
+        return status, stuck, name, asked[0][1] if asked else 0
+    finally:
+        os.close(fd)
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _die_with_parent() -> None:
+    """The child ends when the parent is killed with -9: the command the user sees is the parent."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - without it an orphaned child finishes its command
+        pass
