@@ -440,3 +440,45 @@ def test_a_supervised_command_stuck_in_a_parse_still_ends_on_ctrl_c(tmp_path: Pa
         child = [c for c in child if Path(f"/proc/{c}").exists() and "Z" not in _state(c)]
         time.sleep(0.1)
     assert not child, "the stuck child was killed"
+
+
+GIL_HOG = """
+import re
+
+import codepith.index.analyze as _analyze
+
+_real = _analyze.index_text
+
+
+def _faulty(rel_path, text, language):
+    if rel_path == "spin.py":  # catastrophic backtracking: minutes in C with the GIL held, as a runaway parse
+        re.match(r"(a+)+$", "a" * 64 + "b")
+    return _real(rel_path, text, language)
+
+
+_analyze.index_text = _faulty
+"""
+
+
+def test_an_orphaned_worker_stuck_in_c_ends_itself(tmp_path: Path) -> None:
+    """A worker whose parent died while it spun in C (the MCP server closed mid-parse) would spin for ever;
+    at twice the per-file timeout it exits by itself, from faulthandler's C watchdog thread."""
+    import pickle
+
+    env = _env(tmp_path, GIL_HOG, CODEPITH_FILE_TIMEOUT="2")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "codepith.index.workers"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert worker.stdout is not None and worker.stdin is not None
+        assert pickle.load(worker.stdout) == "codepith-worker-ready"
+        pickle.dump((0, "fine.py", "def fine():\n    return 1\n", "python"), worker.stdin)
+        pickle.dump((1, "spin.py", "def spin():\n    return 2\n", "python"), worker.stdin)
+        worker.stdin.flush()
+        assert pickle.load(worker.stdout)[0] == 0
+        started = time.monotonic()
+        assert worker.wait(timeout=30) == 1
+        assert 3.5 < time.monotonic() - started < 20
+    finally:
+        worker.kill()
+        worker.wait()

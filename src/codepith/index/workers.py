@@ -25,6 +25,7 @@ Builds too small for a pool chunk in-process, except in a long-lived process tha
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
 import pickle
@@ -36,6 +37,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Generic, TypeVar
@@ -624,7 +626,9 @@ def _forked_main(
             if os.getppid() != parent:
                 break
             rel, text, language = jobs[i]
-            pickle.dump((i, finish(rel, analyze_one(rel, text, language))), out, protocol=pickle.HIGHEST_PROTOCOL)
+            with _own_deadline() if not main else nullcontext():  # (main: the death signal ends an orphan)
+                done = finish(rel, analyze_one(rel, text, language))
+            pickle.dump((i, done), out, protocol=pickle.HIGHEST_PROTOCOL)
             out.flush()
         code = 0
     except BaseException:  # noqa: BLE001 - a broken pipe or ^C: nobody wants the rest
@@ -650,10 +654,31 @@ def _serve() -> int:
             idx, rel_path, text, language = pickle.load(inp)
         except EOFError:
             break
-        result = analyze_one(rel_path, text, language)
+        with _own_deadline():
+            result = analyze_one(rel_path, text, language)
         pickle.dump((idx, result), out, protocol=pickle.HIGHEST_PROTOCOL)
         out.flush()
     return 0
+
+
+@contextmanager
+def _own_deadline() -> Iterator[None]:
+    """A worker ends itself (exit 1) on a file that takes twice the per-file timeout: its parent kills it
+    at the timeout, so only an orphan gets that far, one whose parent died while a parse hung, which
+    would otherwise spin for ever. faulthandler's watchdog is a C thread, so a parse holding the GIL in C
+    does not stop it, as it would a Python thread. It costs ~47 us a file (a thread started and joined),
+    so workers forked by the main thread, which the death signal ends with their parent, go without."""
+    global _sink
+    if _sink is None:
+        _sink = open(os.devnull, "w")  # noqa: SIM115 - kept for the worker's life
+    faulthandler.dump_traceback_later(2 * file_timeout(), exit=True, file=_sink)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+_sink: IO[str] | None = None  # where a worker's own deadline writes its (unwanted) traceback
 
 
 if __name__ == "__main__":
