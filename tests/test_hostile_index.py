@@ -37,6 +37,12 @@ def _env(tmp_path: Path, hook: str | None = None, **extra: str) -> dict[str, str
     return env
 
 
+def _server_env(tmp_path: Path, hook: str, **extra: str) -> dict[str, str]:
+    """What an MCP server started by ``test_mcp.session`` needs on top of its own environment."""
+    env = _env(tmp_path, hook, **extra)
+    return {k: env[k] for k in ("PYTHONPATH", "TMPDIR", *extra)}
+
+
 def _cli(env: dict[str, str], *argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "codepith.surfaces.cli", *argv],
@@ -275,8 +281,7 @@ def test_mcp_status_lists_fallbacks_and_search_notes_a_cut_query(tmp_path: Path)
         "bad.py": "# TRIGGER_CHUNKER_FAULT\ndef windowed_function():\n    return 1\n",
         "good.py": "def compute_invoice_total(items):\n    return sum(items)\n",
     })  # fmt: skip
-    hook_env = _env(tmp_path, CHUNKER_FAULT, CODEPITH_WORKERS="0")
-    extra = {k: hook_env[k] for k in ("PYTHONPATH", "CODEPITH_WORKERS", "TMPDIR")}
+    extra = _server_env(tmp_path, CHUNKER_FAULT, CODEPITH_WORKERS="0")
 
     async def go() -> None:
         async with session(root, extra) as s:
@@ -300,8 +305,7 @@ def test_mcp_server_survives_a_file_whose_chunking_crashes_or_hangs(tmp_path: Pa
         "crash.py": "def crash_victim():\n    return 1\n",
         "good.py": "def compute_invoice_total(items):\n    return sum(items)\n",
     })  # fmt: skip
-    hook_env = _env(tmp_path, WORKER_FAULT, CODEPITH_FILE_TIMEOUT="3")
-    extra = {k: hook_env[k] for k in ("PYTHONPATH", "CODEPITH_FILE_TIMEOUT", "TMPDIR")}
+    extra = _server_env(tmp_path, WORKER_FAULT, CODEPITH_FILE_TIMEOUT="3")
 
     async def go() -> None:
         async with session(root, extra) as s:

@@ -284,12 +284,7 @@ class _Pool(Generic[R]):
                 proc: _Proc = self._fork_worker(share)
                 jobs: list[tuple[Any, ...]] = []
             else:
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "codepith.index.workers"],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                )
+                proc = _start_worker()
                 jobs = [(i, *self._jobs[i]) for i in share]
         except OSError as exc:
             log.debug("cannot start an index worker: %s", exc)
@@ -328,15 +323,8 @@ class _Pool(Generic[R]):
 
     @staticmethod
     def _feed(proc: _Proc, share: list[tuple[Any, ...]]) -> None:
-        stream = proc.stdin
-        if stream is None:
-            return
-        try:
-            for job in share:
-                pickle.dump(job, stream, protocol=pickle.HIGHEST_PROTOCOL)
-            stream.close()
-        except (OSError, ValueError):  # the worker died or was killed: the reader deals with it
-            pass
+        if proc.stdin is not None:
+            _write_jobs(proc.stdin, share, close=True)
 
     def _read(self, slot: _Slot, proc: _Proc) -> None:
         stream: IO[bytes] | None = proc.stdout
@@ -500,12 +488,7 @@ class _Helper:
 
     def _spawn(self) -> None:
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "codepith.index.workers"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
+            proc = _start_worker()
         except OSError as exc:
             log.debug("cannot start the chunking helper: %s", exc)
             self._broken = True
@@ -582,13 +565,27 @@ def _drain(proc: subprocess.Popen[bytes], out: queue.Queue[Any]) -> None:
     out.put(_GONE)
 
 
-def _write_jobs(stream: IO[bytes], jobs: list[tuple[Any, ...]]) -> None:
-    """In a thread of its own, so that a big batch never fills both pipes and stalls both processes."""
+def _start_worker() -> subprocess.Popen[bytes]:
+    """A started worker (``_serve``): jobs on its stdin, results on its stdout."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "codepith.index.workers"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _write_jobs(stream: IO[bytes], jobs: list[tuple[Any, ...]], *, close: bool = False) -> None:
+    """In a thread of its own, so that a big batch never fills both pipes and stalls both processes;
+    ``close``: no more jobs will follow (a pool's worker then ends after the last)."""
     try:
         for job in jobs:
             pickle.dump(job, stream, protocol=pickle.HIGHEST_PROTOCOL)
-        stream.flush()
-    except (OSError, ValueError):  # the helper died or was killed: the reader deals with it
+        if close:
+            stream.close()
+        else:
+            stream.flush()
+    except (OSError, ValueError):  # the worker died or was killed: the reader deals with it
         pass
 
 
