@@ -345,3 +345,37 @@ def test_a_scan_scores_every_segment_when_no_thread_can_start(tmp_path: Path, mo
     monkeypatch.setattr(view_mod.threading.Thread, "start", no_thread)
     got = view.dense(qv)
     assert len(view.segments) > 2 and got.shape == want.shape and np.array_equal(got, want)
+
+
+def test_a_new_generation_reads_only_the_file_rows_that_moved(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    """A segment's rows only ever leave it, so a view of the next generation reads the rows of the
+    segments whose count changed or that are new, and holds exactly what a full read of the table holds."""
+    root = tmp_path / "repo"
+    _many(root, 40)
+    index = codepith.Index.from_path(root, model=model)
+    store = index._stores[0]
+    with store.snapshot() as (_meta, _segs, before):
+        assert len(before) == 40
+    (root / "pkg1/mod_1.py").write_text("def edited_one(x):\n    return x\n")
+    (root / "pkg2/mod_2.py").unlink()
+    (root / "pkg3/mod_3.py").write_bytes(b"\x00\x01binary now\x00")
+    (root / "pkg4/new_file.py").write_text("def added_later():\n    return 4\n")
+    index.refresh()
+    statements: list[str] = []
+    store._con.set_trace_callback(statements.append)
+    try:
+        with store.snapshot() as (_meta, segs, cached):
+            pass
+    finally:
+        store._con.set_trace_callback(None)
+    reads = [s for s in statements if s.lstrip().upper().startswith("SELECT") and "FROM files" in s]
+    assert reads and not any("segment = ?" not in s and "GROUP BY" not in s for s in reads), reads
+    assert len([s for s in reads if "segment = ?" in s]) < len(segs)  # not every segment read again
+    store._rows = {}  # what a process that opens the index now reads: the whole table
+    with store.snapshot() as (_meta, _segs, full):
+        pass
+    assert sorted(cached) == sorted(full)
+    names = {r[0] for r in full}
+    assert "pkg1/mod_1.py" in names and "pkg4/new_file.py" in names
+    assert "pkg2/mod_2.py" not in names and "pkg3/mod_3.py" not in names
+    assert len(full) == 39
