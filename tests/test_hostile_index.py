@@ -414,6 +414,28 @@ def test_a_supervised_command_survives_files_that_crash_or_hang_its_build(tmp_pa
         assert f"FILE {path}" in _cli(env, "search", name, str(root), "-k", "1").stdout
 
 
+NO_PIDFD = """
+import os
+
+
+def _no_pidfd(pid, flags=0):
+    raise OSError(38, "Function not implemented")
+
+
+os.pidfd_open = _no_pidfd
+"""
+
+
+def test_a_supervised_command_without_pidfds_polls_its_child(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write(root, {"crash_a.py": "def crash_victim():\n    return 1\n", "fine.py": "def fine():\n    return 3\n"})
+    env = _env(tmp_path, CLI_FAULT + NO_PIDFD)
+    proc = _cli(env, "search", "crash_victim", str(root), "-k", "1", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "FILE crash_a.py" in proc.stdout and "was killed by signal" in proc.stderr
+    assert _cli(env, "search", "x", str(tmp_path / "nope")).returncode == 2  # the child's status, passed on
+
+
 def test_a_supervised_command_stuck_in_a_parse_still_ends_on_ctrl_c(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     write(root, {"hang.py": "def hang_victim():\n    return 2\n", "fine.py": "def fine():\n    return 3\n"})

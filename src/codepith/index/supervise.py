@@ -40,7 +40,7 @@ def can_supervise() -> bool:
     return (
         sys.platform.startswith("linux")
         and hasattr(os, "fork")
-        and hasattr(os, "pidfd_open")
+        and hasattr(os, "waitid")
         and threading.active_count() == 1
     )
 
@@ -61,7 +61,12 @@ def supervised(command: Callable[[], int]) -> int:
             _die_with_parent()
             share_page(page)
             return command()
-        status, stuck, name, interrupted = _wait(pid, page)
+        try:
+            status, stuck, name, interrupted = _wait(pid, page)
+        except KeyboardInterrupt:  # ^C before the handler was in place
+            _kill(pid)
+            os.waitpid(pid, 0)
+            return 130
         if interrupted:
             return 128 + interrupted
         if run + 1 < MAX_RUNS and name and (stuck or os.WIFSIGNALED(status)):
@@ -93,15 +98,19 @@ def _wait(pid: int, page: mmap.mmap) -> tuple[int, bool, str, int]:
             pass
 
     before = {sig: signal.signal(sig, forward) for sig in _FORWARDED}
-    fd = os.pidfd_open(pid)
+    try:
+        fd: int | None = os.pidfd_open(pid)
+    except OSError:  # a kernel or sandbox without pidfds: poll the child's state instead
+        fd = None
     try:
         poller = select.poll()
-        poller.register(fd, select.POLLIN)
+        if fd is not None:
+            poller.register(fd, select.POLLIN)
         timeout = file_timeout()
         count, name = page_state(page)
         since = time.monotonic()
         stuck = False
-        while not poller.poll(250):
+        while not _ended(poller, fd, pid):
             now = time.monotonic()
             seen, name = page_state(page)
             if seen != count or not name:
@@ -116,9 +125,18 @@ def _wait(pid: int, page: mmap.mmap) -> tuple[int, bool, str, int]:
             name = page_state(page)[1]
         return status, stuck, name, asked[0][1] if asked else 0
     finally:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)
         for sig, handler in before.items():
             signal.signal(sig, handler)
+
+
+def _ended(poller: select.poll, fd: int | None, pid: int) -> bool:
+    """Whether the child has ended, waiting up to a quarter of a second for it."""
+    if fd is not None:
+        return bool(poller.poll(250))
+    time.sleep(0.05)
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
 
 
 def _kill(pid: int) -> None:
