@@ -111,9 +111,9 @@ def test_corrupt_cache_is_rebuilt_with_warning(tmp_path: Path, model, damage: st
     folder = _cache_dir(tmp_path, model)
     seg = _segments(folder)[0]
     manifest = folder / "manifest.sqlite"
-    if damage == "truncate-vectors":
-        blob = (seg / "vectors.npy").read_bytes()
-        (seg / "vectors.npy").write_bytes(blob[: len(blob) // 2])
+    if damage == "truncate-vectors":  # the vectors are the biggest array, so half the file cuts into them
+        blob = (seg / "arrays.bin").read_bytes()
+        (seg / "arrays.bin").write_bytes(blob[: len(blob) // 2])
     elif damage == "flip-chunk-text":  # same size, different bytes: only a checksum or the decoder sees it
         blob = bytearray((seg / "chunks.bin").read_bytes())
         for i in range(10, len(blob), 7):

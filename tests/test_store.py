@@ -17,6 +17,7 @@ from conftest import write
 
 import codepith
 from codepith.store import layout
+from codepith.store.segment import unpack
 
 
 def _many(root: Path, n: int) -> None:
@@ -191,7 +192,7 @@ def test_stored_vectors_hold_no_subnormal_halves(tmp_path: Path, model) -> None:
     codepith.Index.from_path(root, model=model)
     folder = layout.index_dir(str(root.resolve()), "code", model.info.digest)
     for seg_dir in folder.glob("seg-*"):
-        half = np.load(seg_dir / "vectors.npy")
+        half = unpack(seg_dir / "arrays.bin")["vectors"]
         assert half.dtype == np.float16
         assert not np.any((half != 0) & (np.abs(half) < np.finfo(np.float16).smallest_normal))
 
@@ -219,7 +220,7 @@ def test_a_large_repository_stores_int8_codes_that_keep_its_scores(tmp_path: Pat
     monkeypatch.setattr(build, "COMPACT_FILES", 10)
     index = codepith.Index.from_path(root, model=model)
     folder = layout.index_dir(str(root.resolve()), "code", model.info.digest)
-    assert {np.load(d / "vectors.npy").dtype for d in folder.glob("seg-*")} == {np.dtype(np.int8)}
+    assert {unpack(d / "arrays.bin")["vectors"].dtype for d in folder.glob("seg-*")} == {np.dtype(np.int8)}
     for text in ("widget size handler", "route the request"):
         qv = model.encode([text])[0]
         stored, want = index.corpus.dense(qv), exact.corpus.dense(qv)
@@ -379,3 +380,29 @@ def test_a_new_generation_reads_only_the_file_rows_that_moved(tmp_path: Path, mo
     assert "pkg1/mod_1.py" in names and "pkg4/new_file.py" in names
     assert "pkg2/mod_2.py" not in names and "pkg3/mod_3.py" not in names
     assert len(full) == 39
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 1000])
+def test_packed_arrays_come_back_as_they_went_in(tmp_path: Path, n: int) -> None:
+    from codepith.store.segment import pack
+
+    rng = np.random.default_rng(n)
+    arrays = {
+        "vectors": rng.standard_normal((n, 7)).astype(np.float16),
+        "codes": rng.integers(-127, 127, (n, 5), dtype=np.int8),
+        "keys": rng.integers(0, 2**63, n, dtype=np.uint64),
+        "docs": rng.integers(0, 65535, 2 * n + 1, dtype=np.uint16),
+        "one": np.array([n], np.int64),
+    }
+    pack(tmp_path / "a.bin", arrays)
+    got = unpack(tmp_path / "a.bin")
+    assert list(got) == list(arrays)
+    for k, a in arrays.items():
+        assert got[k].dtype == a.dtype and got[k].shape == a.shape and np.array_equal(got[k], a)
+        assert not got[k].flags.writeable  # a view of the read-only map, not a copy
+        if got[k].size:
+            assert got[k].ctypes.data % 64 == 0  # the map starts on a page, each array on a 64-byte step
+    blob = (tmp_path / "a.bin").read_bytes()
+    (tmp_path / "b.bin").write_bytes(blob[: len(blob) - 1] if n else blob[:20])
+    with pytest.raises(ValueError):
+        unpack(tmp_path / "b.bin")

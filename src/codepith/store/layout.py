@@ -20,7 +20,8 @@ from pathlib import Path
 # 6: a split class's bare header line joins its first member before its doc comment joins them.
 # 7: a side field of the words of each chunk's defined names (terms marked "=", outside BM25 lengths).
 # 8: the piece holding a split definition's first line names the definition, as the comment pieces above do.
-FORMAT_VERSION = 8
+# 9: a segment's arrays in one file (arrays.bin), not one .npy each.
+FORMAT_VERSION = 9
 
 
 def cache_root() -> Path:
