@@ -300,19 +300,19 @@ def pack(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """Write ``arrays`` to one file: magic, header length (8 bytes), JSON header, then each array's bytes
     (C order) at a 64-byte boundary."""
     parts = {k: np.ascontiguousarray(a) for k, a in arrays.items()}
+
+    def header_for(offsets: dict[str, int]) -> bytes:
+        return json.dumps({k: [a.dtype.str, list(a.shape), offsets[k]] for k, a in parts.items()}).encode()
+
+    # The header's length sets the offsets, which set its length: reserve room for the widest offsets and
+    # pad the header with spaces to it (JSON ignores them), so one pass fits whatever the sizes
+    reserved = len(header_for(dict.fromkeys(parts, 10**15)))
+    at = _aligned(len(_MAGIC) + 8 + reserved)
     offsets: dict[str, int] = {}
-    header = b""
-    for _ in range(3):  # the header's length moves the offsets, which change its length: settle it
-        at = _aligned(len(_MAGIC) + 8 + len(header))
-        for k, a in parts.items():
-            offsets[k] = at
-            at = _aligned(at + a.nbytes)
-        wanted = json.dumps({k: [a.dtype.str, list(a.shape), offsets[k]] for k, a in parts.items()}).encode()
-        if wanted == header:
-            break
-        header = wanted
-    else:
-        raise ValueError("segment header did not settle")
+    for k, a in parts.items():
+        offsets[k] = at
+        at = _aligned(at + a.nbytes)
+    header = header_for(offsets).ljust(reserved)
     with open(path, "wb") as fh:
         fh.write(_MAGIC + len(header).to_bytes(8, "little") + header)
         for k, a in parts.items():
