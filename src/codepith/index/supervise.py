@@ -32,6 +32,7 @@ SUPERVISE_ENV = "CODEPITH_SUPERVISE"
 MAX_RUNS = 4  # a first run and up to three more, each with one more file chunked apart
 _GRACE = 1.0  # seconds a child has to end after ^C or SIGTERM before it is killed
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_PR_SET_PDEATHSIG = 1
 
 
 def can_supervise() -> bool:
@@ -58,7 +59,7 @@ def supervised(command: Callable[[], int]) -> int:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            _die_with_parent()
+            die_with_parent()
             share_page(page)
             return command()
         try:
@@ -146,11 +147,12 @@ def _kill(pid: int) -> None:
         pass
 
 
-def _die_with_parent() -> None:
-    """The child ends when the parent is killed with -9: the command the user sees is the parent."""
+def die_with_parent() -> None:
+    """Ask Linux to kill this process (SIGKILL) when the thread that forked it ends: a parent killed with
+    -9 takes its forked children with it (a supervised command, a build's workers)."""
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except Exception:  # noqa: BLE001 - without it an orphaned child finishes its command
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except Exception:  # noqa: BLE001 - without it an orphan finishes its work, or ends on a broken pipe
         pass

@@ -45,6 +45,7 @@ from typing import IO, Any, Generic, TypeVar
 from codepith.chunks.chunker import fallback_reason, load_grammars
 from codepith.index.analyze import FileAnalysis, index_text, line_windows
 from codepith.index.journal import Journal, file_timeout
+from codepith.index.supervise import die_with_parent
 
 log = logging.getLogger("codepith")
 
@@ -590,19 +591,6 @@ def _write_jobs(stream: IO[bytes], jobs: list[tuple[Any, ...]], *, close: bool =
 
 
 _TOKENIZERS_ENV = "TOKENIZERS_PARALLELISM"
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to kill this process when the thread that forked it ends (the parent killed with -9)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except Exception:  # noqa: BLE001 - without it the broken pipe still ends the worker, a file later
-        pass
-
-
 def _forked_main(
     jobs: Sequence[Job], share: list[int], finish: Finish[Any], write_fd: int, parent: int, main: bool
 ) -> None:
@@ -611,7 +599,7 @@ def _forked_main(
     code = 1
     try:
         if main:  # forked by a pool thread (a restart), the death signal would come when that thread ends
-            _die_with_parent()
+            die_with_parent()
         # Only the pipe stays open: the parent's files, locks and other workers' pipes are not this
         # process's to hold (a copy of a pipe's read end would keep a dead parent's workers writing).
         os.closerange(3, write_fd)

@@ -11,13 +11,14 @@ Two files in ``seg-<id>/``:
     terms present, where each term's run starts, and the chunk (local id) and count of each;
   - ``dkeys`` / ``dchunks``: definitions, the same way: hashed lower-cased symbol -> chunk;
 - ``chunks.bin``: per file, a zlib-compressed JSON list of its chunks (lines, text, symbols, kind).
-One file for the arrays, not one ``.npy`` each (as before format 9): nine fsyncs and nine maps fewer per
+One file for the arrays, not one ``.npy`` each (as before format 9): eight fsyncs and eight maps fewer per
 segment, a quarter of a small repository's build, and 0.1 s of a cold search on the kernel's 62 segments.
 A hand-made container, because ``.npz`` compresses or, stored, cannot be mapped array by array.
 Terms are keyed by hash rather than by a shared vocabulary, so segments are independent of each other
 (no global table to load or lock) and corpora of several repositories combine without remapping.
 Local chunk ids are uint16, so a segment holds at most ``MAX_CHUNKS`` chunks.
 """
+
 from __future__ import annotations
 
 import hashlib
