@@ -107,9 +107,12 @@ def encode_file(
     distinct = set(words)
     keys = _keys(words, distinct)
     body = tfs
-    side = [t for t in distinct if t.startswith(SIDE_MARK)]
-    if side:  # side-field terms have no share in a chunk's length
-        body = np.where(np.isin(keys, _keys(side, set(side))), 0, tfs)
+    # Side-field terms have no share in a chunk's length. Found by their mark, not by key: np.isin over
+    # the keys sorted them, a third of this function's time in a build.
+    side = [i for i, t in enumerate(words) if t.startswith(SIDE_MARK)]
+    if side:
+        body = tfs.copy()
+        body[side] = 0
     owner = np.repeat(np.arange(n, dtype=np.int64), per_chunk)
     lengths = np.bincount(owner, weights=body, minlength=n) if n else np.zeros(0)
     symbols = [sym.lower() for c in chunks for sym in c.symbols]  # one entry per symbol, as the table had
