@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
@@ -124,29 +125,130 @@ def test_two_concurrent_builders_build_once(tmp_path: Path) -> None:
     assert meta["complete"] == "1" and files == 1500
 
 
-def test_a_failed_commit_leaves_the_last_generation(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from codepith.store import manifest
+def _full_disk(monkeypatch: pytest.MonkeyPatch, under: Path | None = None) -> dict[str, int]:
+    """Writing a segment's arrays fails as on a full disk (under ``under`` only, when given)."""
+    from codepith.store import segment
+
+    real = segment.pack
+    calls = {"n": 0}
+
+    def pack(path: Path, arrays: dict[str, np.ndarray]) -> None:
+        if under is None or path.is_relative_to(under):
+            calls["n"] += 1
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, arrays)
+
+    monkeypatch.setattr(segment, "pack", pack)
+    return calls
+
+
+def test_a_full_disk_keeps_the_last_generation_and_says_so(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith import api
+    from codepith.store import segment
 
     write(tmp_path / "repo", {"a.py": "def first_one():\n    return 1\n"})
     index = codepith.Index.from_path(tmp_path / "repo", model=model)
     write(tmp_path / "repo", {"b.py": "def second_one():\n    return 2\n"})
-    real = manifest.Writer._tx
-    calls = {"n": 0}
-
-    def failing(self, fn):  # type: ignore[no-untyped-def]
-        calls["n"] += 1
-        raise OSError("disk full")
-
-    monkeypatch.setattr(manifest.Writer, "_tx", failing)
-    with pytest.raises(OSError):
-        index.refresh()
-    monkeypatch.setattr(manifest.Writer, "_tx", real)
-    assert calls["n"] == 1
+    real = segment.pack
+    calls = _full_disk(monkeypatch)
+    (stats,) = index.refresh()  # no exception: the disk's fault is reported, not raised
+    assert stats.failed is not None and "No space left on device" in stats.failed
+    assert {r.chunk.file_path for r in index.search("second_one first_one")} == {"a.py"}
+    assert any("could not be updated" in n and "No space left" in n for n in index.search_notes("first_one"))
+    assert any("not saved in the index cache" in n for n in index.status().notes)
+    assert calls["n"] == 1, "searches soon after a failed write do not redo the work on every call"
     folder = layout.index_dir(str((tmp_path / "repo").resolve()), "code", model.info.digest)
     segs = [p for p in folder.iterdir() if p.name.startswith(("seg-", ".tmp-"))]
     assert len(segs) == 1, "the uncommitted segment is removed"
+    monkeypatch.setattr(segment, "pack", real)  # space again; the retry comes when it is due
+    monkeypatch.setattr(api, "WRITE_RETRY_SECONDS", 0.0)
+    assert {r.chunk.file_path for r in index.search("second_one first_one")} == {"a.py", "b.py"}
+    assert index.search_notes("first_one") == []
     again = codepith.Index.from_path(tmp_path / "repo", model=model)
     assert {r.chunk.file_path for r in again.search("second_one first_one")} == {"a.py", "b.py"}
+
+
+def test_a_watched_index_keeps_the_paths_a_failed_write_missed(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith import api
+    from codepith.store import segment
+
+    write(tmp_path / "repo", {"a.py": "def first_one():\n    return 1\n"})
+    index = codepith.Index.from_path(tmp_path / "repo", model=model, watch=True)
+    try:
+        if not index.watching:
+            pytest.skip("no watcher on this machine")
+        real = segment.pack
+        _full_disk(monkeypatch)
+        write(tmp_path / "repo", {"a.py": "def renamed_one():\n    return 1\n"})
+        assert index.refresh()[0].failed
+        monkeypatch.setattr(segment, "pack", real)
+        monkeypatch.setattr(api, "WRITE_RETRY_SECONDS", 0.0)
+        # the watcher reported a.py once, to the failed look; the retry must still apply it
+        assert [r.chunk.file_path for r in index.search("renamed_one")][:1] == ["a.py"]
+        assert "renamed_one" in index.search("renamed_one")[0].chunk.content
+    finally:
+        index.close()
+
+
+def test_a_full_disk_at_open_keeps_the_cached_index(tmp_path: Path, model, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    from codepith.store import manifest
+
+    write(tmp_path / "repo", {"a.py": "def first_one():\n    return 1\n"})
+    codepith.Index.from_path(tmp_path / "repo", model=model)
+    folder = layout.index_dir(str((tmp_path / "repo").resolve()), "code", model.info.digest)
+    before = sorted(p.name for p in folder.iterdir() if p.name.startswith("seg-"))
+    real = manifest.sqlite3.connect
+
+    def connect(path: str, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if Path(path).is_relative_to(folder):
+            raise sqlite3.OperationalError("disk I/O error")  # what SQLite says when it cannot make its -shm
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(manifest.sqlite3, "connect", connect)
+    index = codepith.Index.from_path(tmp_path / "repo", model=model)  # indexed elsewhere, and said so
+    assert [r.chunk.file_path for r in index.search("first_one")] == ["a.py"]
+    assert "disk I/O error" in caplog.text and "temporary folder" in caplog.text
+    assert "unusable" not in caplog.text
+    monkeypatch.setattr(manifest.sqlite3, "connect", real)
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith("seg-")) == before, "nothing was removed"
+    again = codepith.Index.from_path(tmp_path / "repo", model=model)
+    assert again.rebuilt == {} and again.last_stats[0].unchanged == 1 and again.last_stats[0].added == 0
+
+
+def test_a_first_build_on_a_full_disk_indexes_elsewhere_or_says_why(tmp_path: Path, model, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from codepith.errors import CodepithError
+    from codepith.surfaces.cli import main
+
+    write(tmp_path / "repo", {"a.py": "def first_one():\n    return 1\n"})
+    cache = Path(os.environ["CODEPITH_CACHE_DIR"])
+    _full_disk(monkeypatch, under=cache)
+    index = codepith.Index.from_path(tmp_path / "repo", model=model)
+    assert [r.chunk.file_path for r in index.search("first_one")] == ["a.py"]
+    assert list(index.unsaved) == [str((tmp_path / "repo").resolve())]
+    assert main(["index", str(tmp_path / "repo")]) == 1, "an index that could not be kept is not a success"
+    assert "not saved in the index cache (could not write the index in" in capsys.readouterr().err
+    _full_disk(monkeypatch)  # every disk is full
+    with pytest.raises(CodepithError, match="could not write the index in .*No space left on device"):
+        codepith.Index.from_path(tmp_path / "repo", model=model)
+    assert main(["search", "first_one", str(tmp_path / "repo")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("codepith: error: could not write the index in ") and "Traceback" not in "".join(err)
+
+
+def test_a_merge_that_finds_no_room_still_completes_the_generation(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith.store import merge
+
+    write(tmp_path / "repo", {"a.py": "def first_one():\n    return 1\n"})
+    index = codepith.Index.from_path(tmp_path / "repo", model=model)
+
+    def no_room(w):  # type: ignore[no-untyped-def]
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(merge, "merge_if_needed", no_room)
+    write(tmp_path / "repo", {"b.py": "def second_one():\n    return 2\n"})
+    (stats,) = index.refresh()
+    assert stats.failed is None and stats.added == 1
+    assert index._stores[0].meta()["complete"] == "1"
 
 
 def test_small_segments_are_merged_and_equal_a_rebuild(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ import logging
 import os
 import re
 import tempfile
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from codepith.search import engine
 from codepith.search.query import bound_query
 from codepith.search.ranking import is_test_path
 from codepith.search.result import SearchResult
-from codepith.store.layout import CacheError
+from codepith.store.layout import CacheError, CacheIOError
 from codepith.store.manifest import Store
 from codepith.store.view import View
 from codepith.structure.definitions import Definition
@@ -47,6 +48,7 @@ def _secondary(path: str) -> bool:
 
 _WORD = re.compile(r"[A-Za-z]+")
 DENSE_FLOOR = 0.25  # calibrated by benchmarks/honest_empty.py: see benchmarks/README.md
+WRITE_RETRY_SECONDS = 30.0  # after a failed write (a full disk), searches use the last commit this long
 COMMON_SHARE = 0.5  # a query term found in more than this share of chunks says nothing about where to look
 
 
@@ -157,6 +159,7 @@ class Index:
         self._stores: list[Store] = []
         self._data: list[RepoData] = []
         self.rebuilt: dict[str, str] = {}  # root -> why its cached index could not be used
+        self._elsewhere: dict[str, str] = {}  # root -> why it is indexed in a temporary folder, not the cache
         for root in roots:
             st: Store | None = None
             data: RepoData | None = None
@@ -165,10 +168,10 @@ class Index:
                     st, data, reason = build.load_or_new(str(root), content, self.model, self.cache_dir)
                     if reason:
                         self.rebuilt[str(root)] = reason
-                except OSError as exc:
-                    log.warning(
-                        "could not write the index cache (%s); indexing in a temporary folder", exc.strerror or exc
-                    )
+                except (OSError, CacheIOError) as exc:
+                    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                    log.warning("could not use the index cache (%s); indexing in a temporary folder", reason)
+                    self._elsewhere[str(root)] = reason
             if st is None or data is None:
                 st, data, _ = build.load_or_new(str(root), content, self.model, self._temp_dir())
             self._stores.append(st)
@@ -181,7 +184,30 @@ class Index:
         weakref.finalize(self, _stop_watching, list(self._watchers))  # a dropped index stops its watchers
         # Paths a watcher reported while another process held the builder lock: applied next time.
         self._held: list[set[str]] = [set() for _ in roots]
-        self.refresh(progress=progress, wait=True)
+        # A root whose last write failed (a full disk): (when, why). Its searches use the last commit and
+        # name the failure; the write is tried again WRITE_RETRY_SECONDS later, not on every search.
+        self._write_failed: list[tuple[float, str] | None] = [None] * len(roots)
+        complete = [st.meta().get("complete") == "1" for st in self._stores]
+        for i, stats in enumerate(self.refresh(progress=progress, wait=True)):
+            if stats.failed and not complete[i]:  # no whole index to fall back on: build it elsewhere
+                self._build_elsewhere(i, stats.failed, progress)
+            elif stats.failed:
+                log.warning("%s; searching the index as last written", stats.failed)
+
+    def _build_elsewhere(self, i: int, why: str, progress: build.Progress | None) -> None:
+        """Index root ``i`` in a private temporary folder after its cache folder could not take it;
+        raises CacheIOError when that fails too (or was the folder that failed)."""
+        temp = self._temp_dir()
+        if self._stores[i].folder.is_relative_to(temp):
+            raise CacheIOError(why)
+        log.warning("%s; indexing in a temporary folder", why)
+        self._elsewhere[self._data[i].root] = why
+        st, data, _ = build.load_or_new(self._data[i].root, self.content, self.model, temp)
+        self._stores[i], self._data[i], self._write_failed[i] = st, data, None
+        self._corpus = None
+        stats = self.refresh(progress=progress, wait=True)[i]
+        if stats.failed:
+            raise CacheIOError(stats.failed)
 
     def _temp_dir(self) -> Path:
         if self._temp is None:
@@ -208,6 +234,16 @@ class Index:
         **kwargs: object,
     ) -> Index:
         return cls(paths, content=content, model=model, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def unsaved(self) -> dict[str, str]:
+        """Roots whose index this process could not keep in the cache folder (a full or read-only disk),
+        and why: indexed in a temporary folder, or their last changes not written."""
+        out = dict(self._elsewhere)
+        for data, failed in zip(self._data, self._write_failed, strict=True):
+            if failed is not None:
+                out[data.root] = failed[1]
+        return out
 
     # -- freshness ---------------------------------------------------------------------------------
     @property
@@ -241,20 +277,27 @@ class Index:
             if full or full_check or self._corpus is None:
                 moved = None
             self._held[i] = set()
-            stats = build.refresh(
-                data,
-                self.model,
-                st,
-                max_file_bytes=self.max_file_bytes,
-                progress=progress,
-                changed=moved,
-                wait=wait,
-                full_check=full_check,
-            )
+            failed = self._write_failed[i]
+            if failed is not None and time.monotonic() - failed[0] < WRITE_RETRY_SECONDS and not full_check:
+                stats = build.RefreshStats(root=data.root, unchanged=len(data.files), failed=failed[1], source=data)
+            else:
+                stats = build.refresh(
+                    data,
+                    self.model,
+                    st,
+                    max_file_bytes=self.max_file_bytes,
+                    progress=progress,
+                    changed=moved,
+                    wait=wait,
+                    full_check=full_check,
+                )
+                if stats.failed and self._corpus is not None:  # (a first look's failure: __init__ says what next)
+                    log.warning("%s; searching the index as last written", stats.failed)
+                self._write_failed[i] = (time.monotonic(), stats.failed) if stats.failed else None
             if stats.rebuilt:
                 self.rebuilt[data.root] = stats.rebuilt
-            if stats.busy and moved:
-                self._held[i] = moved  # another process is building: these paths wait for the next look
+            if (stats.busy or stats.failed) and moved:
+                self._held[i] = moved  # not applied (another builder, a failed write): they wait for the next look
             stats_all.append(stats)
         generations = [d.generation for d in self._data]
         if self._corpus is None or generations != self._generations:
@@ -386,7 +429,10 @@ class Index:
             skipped=skipped,
             refreshed_at=max((d.refreshed_at for d in self._data), default=0.0),
             fallbacks=fallbacks,
-            notes=tuple(self._per_root(lambda data, files: explain_hidden(data.walk_hidden, files))),
+            notes=(
+                *self._per_root(lambda data, files: explain_hidden(data.walk_hidden, files)),
+                *(f"{root}: not saved in the index cache ({why})" for root, why in self.unsaved.items()),
+            ),
         )
 
     def _per_root(self, explain: Callable[[RepoData, int], list[str]]) -> list[str]:
@@ -407,6 +453,9 @@ class Index:
         _, cut = bound_query(query)
         if cut:
             notes.append(cut)
+        for failed in self._write_failed:
+            if failed is not None:
+                notes.append(f"the index could not be updated ({failed[1]}); results are from the last one written")
         if not len(self.corpus):
             why = self._per_root(
                 lambda data, files: explain_empty(files, data.skipped(), data.walk_hidden, self.content)

@@ -30,7 +30,7 @@ from codepith.index.prepare import prepare_file
 from codepith.index.repo import FileRecord, RepoData
 from codepith.index.workers import prepare_all
 from codepith.model.loader import StaticModel
-from codepith.store.layout import CacheError, index_dir
+from codepith.store.layout import CacheError, CacheIOError, index_dir
 from codepith.store.manifest import FileMeta, Store, StoreBusy, Writer
 from codepith.store.segment import MAX_CHUNKS, NewFile
 
@@ -60,6 +60,7 @@ class RefreshStats:
     seconds: float = 0.0
     rebuilt: str | None = None  # why the cache was not usable, when it was not
     busy: bool = False  # another process is building this index; this look used its last commit
+    failed: str | None = None  # why this look could not be written (a full disk): it kept the last commit
     walked: bool = False  # the whole tree was walked (not just checked, nor only the watcher's paths)
     source: RepoData | None = field(default=None, repr=False, compare=False)
 
@@ -336,6 +337,10 @@ def refresh(
         if st.generation() != data.generation:
             reload(data, st)
         stats = RefreshStats(root=data.root, unchanged=len(data.files), busy=True, source=data)
+        stats.files, stats.chunks = _tally(data)
+    except CacheIOError as exc:  # what committed before the failed write stands; the records follow it
+        reload(data, st)
+        stats = RefreshStats(root=data.root, unchanged=len(data.files), failed=str(exc), source=data)
         stats.files, stats.chunks = _tally(data)
     stats.seconds = time.perf_counter() - t0
     return stats

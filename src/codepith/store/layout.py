@@ -14,6 +14,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from codepith.errors import CodepithError
+
 # 4: the file table's fallback column; freshness state in meta.
 # 5: files whose parse has an ERROR root chunked by syntax when most of it is sound; float16
 #    vectors without subnormals; a scale per vector (int8 codes in large repositories).
@@ -45,6 +47,13 @@ def index_dir(root: str, content: str, model_digest: str, cache: Path | None = N
 
 class CacheError(Exception):
     """A cached index that cannot be used (corrupt, truncated, foreign version); callers rebuild."""
+
+
+class CacheIOError(CodepithError):
+    """The cache folder failed, not the index in it: a full disk, a quota, a disk gone read-only or
+    failing. Unlike CacheError nothing is rebuilt or removed (a full disk once made a sound index look
+    unreadable, and it was deleted). A store commits whole or not at all, so callers keep the last
+    commit and try again later, or index elsewhere when there is no commit to keep."""
 
 
 @dataclass(frozen=True)

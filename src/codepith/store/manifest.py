@@ -9,6 +9,7 @@ A killed build leaves its committed batches: the rerun finds those files unchang
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -19,12 +20,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Concatenate, NamedTuple, ParamSpec, TypeVar
 
 from filelock import FileLock, Timeout
 
 from codepith.store import segment as seg
-from codepith.store.layout import FORMAT_VERSION, CacheError
+from codepith.store.layout import FORMAT_VERSION, CacheError, CacheIOError
 from codepith.store.opened import OpenSegments
 from codepith.store.vectors import VectorCache
 
@@ -106,7 +107,9 @@ class Store:
                     )
                 con.execute("COMMIT")
                 rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.OperationalError as exc:  # I/O, a full or read-only disk: the folder's fault, kept
+            raise CacheIOError(f"could not open the index in {self.folder}: {exc}") from None
+        except sqlite3.DatabaseError as exc:  # not a database, malformed: the index's fault, rebuilt
             raise CacheError(f"manifest unreadable ({exc})") from None
         for key, want in self.ident.items():
             if rows.get(key) != want:
@@ -203,13 +206,16 @@ class Store:
     ) -> Iterator[Writer]:
         """The builder lock: one writer per index across processes. Others wait (``wait``) or get StoreBusy."""
         try:
-            self._lock.acquire(timeout=0)
-        except Timeout:
-            if not wait:
-                raise StoreBusy(str(self.folder)) from None
-            if on_wait is not None:
-                on_wait()
-            self._lock.acquire()
+            try:
+                self._lock.acquire(timeout=0)
+            except Timeout:
+                if not wait:
+                    raise StoreBusy(str(self.folder)) from None
+                if on_wait is not None:
+                    on_wait()
+                self._lock.acquire()
+        except OSError as exc:  # the lock file cannot be made (a full or read-only disk)
+            raise write_error(self.folder, exc) from exc
         try:
             yield Writer(self, full_check=full_check)
         finally:
@@ -225,6 +231,30 @@ def _changed_fresh(con: sqlite3.Connection, fresh: Any) -> list[tuple[str, str]]
     return [] if row is not None and row[0] == text else [("fresh", text)]
 
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def write_error(folder: Path, exc: OSError | sqlite3.Error) -> CacheIOError:
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return CacheIOError(f"could not write the index in {folder}: {reason}")
+
+
+def _disk_errors(method: Callable[Concatenate[Writer, _P], _T]) -> Callable[Concatenate[Writer, _P], _T]:
+    """A failed write (ENOSPC, EDQUOT, EROFS, EIO; SQLite's "database or disk is full") becomes one
+    CacheIOError: the transaction rolled back and the segment being written was removed, so the
+    last commit stands, and callers can tell a full disk from a bug."""
+
+    @functools.wraps(method)
+    def wrapped(self: Writer, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        try:
+            return method(self, *args, **kwargs)
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise write_error(self.folder, exc) from exc
+
+    return wrapped
+
+
 class Writer:
     """Commits batches; exists only while the builder lock is held."""
 
@@ -235,7 +265,10 @@ class Writer:
         self.damaged: list[str] = []  # why segments were dropped
         self.compact_vectors = False  # int8 vectors in new segments (the builder says so for large repositories)
         self.parse_journal = self.folder / "parsing"  # the file an in-process build is chunking (workers.py)
-        self._collect()
+        try:
+            self._collect()
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise write_error(self.folder, exc) from exc
 
     def _tx(self, fn: Callable[[sqlite3.Connection], None]) -> None:
         with self.store._mutex:
@@ -275,6 +308,7 @@ class Writer:
             if (p.name.startswith("seg-") or p.name.startswith(".tmp-seg-")) and p.name not in known:
                 shutil.rmtree(p, ignore_errors=True)
 
+    @_disk_errors
     def commit(
         self,
         new: Sequence[seg.NewFile],
@@ -334,6 +368,7 @@ class Writer:
                 shutil.rmtree(self.folder / written[0], ignore_errors=True)
             raise
 
+    @_disk_errors
     def finish(self, *, walk_skipped: Any, refreshed_at: float, fresh: Any = None) -> None:
         """Mark the generation complete (every walked file is in it), then merge if segments piled up.
 
@@ -342,7 +377,10 @@ class Writer:
         the generation, so it always describes the file table beside it."""
         from codepith.store.merge import merge_if_needed
 
-        merge_if_needed(self)
+        try:
+            merge_if_needed(self)
+        except (OSError, sqlite3.OperationalError) as exc:  # merging only saves space and opens: not needed
+            log.warning("could not merge segments (%s); the index stays in more of them", write_error(self.folder, exc))
 
         def apply(con: sqlite3.Connection) -> None:
             gen = int(con.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
@@ -371,6 +409,7 @@ class Writer:
         tmp.write_text(json.dumps(source, indent=1), "utf-8", "surrogateescape")
         os.replace(tmp, self.folder / "source.json")
 
+    @_disk_errors
     def note(self, *, walk_skipped: Any, refreshed_at: float, fresh: Any = None) -> None:
         """Record a look that found the same files: the freshness state it leaves, in the complete
         generation it checked (no new generation, so readers keep what they have open)."""
@@ -387,6 +426,7 @@ class Writer:
             if p.name.startswith("seg-") and p.name not in known:
                 shutil.rmtree(p, ignore_errors=True)
 
+    @_disk_errors
     def bump(self) -> None:
         """A new generation without new segments (e.g. only deletions)."""
 

@@ -210,8 +210,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         _print_report(f"line windows after a chunking error: {stats.fallbacks.total} files", stats.fallbacks)
         for note in stats.notes:
             print(f"  {note}")
+    unsaved = index.unsaved
+    for where, why in unsaved.items():
+        print(f"codepith: error: {where}: not saved in the index cache ({why})", file=sys.stderr)
     print(f"done in {time.perf_counter() - t0:.2f}s")
-    return 0
+    return 1 if unsaved else 0
 
 
 def _print_report(title: str, report: SkipReport) -> None:
