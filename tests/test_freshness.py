@@ -251,6 +251,23 @@ def test_undecodable_name_under_a_watcher_stays_right(tmp_path: Path, model) -> 
         index.close()
 
 
+@pytest.mark.parametrize("watch", [False, True])
+def test_a_root_that_went_away_is_said_so_watched_or_not(tmp_path: Path, model, watch: bool) -> None:  # type: ignore[no-untyped-def]
+    from codepith.errors import PathError
+
+    write(tmp_path / "repo", TREE)
+    index = codepith.Index.from_path(tmp_path / "repo", model=model, watch=watch)
+    try:
+        assert index.search("core exit")
+        (tmp_path / "repo").rename(tmp_path / "moved")  # a watcher is not told of its own root's move
+        with pytest.raises(PathError, match="no such folder"):
+            index.search("core exit")
+        (tmp_path / "moved").rename(tmp_path / "repo")
+        assert index.search("core exit")
+    finally:
+        index.close()
+
+
 def test_failed_watcher_falls_back_to_the_stat_check(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import watchfiles._rust_notify as rust
 

@@ -315,6 +315,8 @@ def refresh(
         changed = None
     elif key == data.watch_key:
         if changed is not None and not changed:
+            if not os.path.isdir(data.root):  # a watcher may not report its own root going (moved, deleted)
+                walk(Path(data.root), data.content, max_file_bytes)  # raises the walk's PathError
             return _unchanged(data, t0)
         if changed is None:
             changed = quick_check(data)
