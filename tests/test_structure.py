@@ -247,6 +247,24 @@ def test_map_focus_leans_toward_a_query_or_a_file(tmp_path: Path, model) -> None
     assert first_other("auth.py") == "verify_password_hash"
 
 
+def test_a_map_never_shows_more_definitions_than_it_counts(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    from codepith.api import Index
+    from codepith.output.outline import render_repo_map
+
+    # a companion object shares its class's name, and a member of it brings it into the map as a container
+    (tmp_path / "cache.scala").write_text(
+        "class LruCache(capacity: Int) {\n  def put(key: String): Unit = {\n    println(key)\n  }\n}\n\n"
+        "object LruCache {\n  def apply(capacity: Int): LruCache = new LruCache(capacity)\n}\n"
+    )
+    index = Index.from_path(tmp_path, model=model)
+    repo_map = index.outline(".")
+    text = render_repo_map(repo_map, max_chars=4000, outline_call=lambda p: p, read_call=lambda p, a, b: p)
+    m = re.match(r"MAP \.  (\d+) of (\d+) definitions", text)
+    assert m, text
+    assert int(m.group(1)) <= int(m.group(2)), text
+    assert "more definitions" not in text, "everything fits: no trailer that counts a negative rest"
+
+
 def test_structure_parses_only_what_the_index_chunked_with_syntax(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A file whose chunking fell back to line windows (its grammar may crash or hang on it) or that changed
     since the index saw it is not parsed again in this process for breadcrumbs or an outline."""

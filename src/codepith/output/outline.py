@@ -105,13 +105,16 @@ def render_repo_map(repo_map: RepoMap, *, max_chars: int, outline_call: OutlineC
             used += cost
             chosen.append(entry)
             files.setdefault(entry.path, []).append(entry)
-    out = [head_for(len(chosen))]
+    # counted as the map counts its names, (file, name) once: a class and its companion object (or a
+    # declaration and its definition) are two rows of one name, and "4 of 3 definitions" said otherwise
+    shown = len({(e.path, e.definition.name) for e in chosen})
+    out = [head_for(shown)]
     for path, items in files.items():
         out.append(path)
         out.extend(_row(e.definition, 1) for e in sorted(items, key=lambda e: e.definition.line))
-    if len(chosen) < repo_map.names:
+    if shown < repo_map.names:
         left = [e for e in entries if e not in chosen]
-        out.append(_map_trailer(repo_map, len(chosen), left, outline_call))
+        out.append(_map_trailer(repo_map, shown, left, outline_call))
     if not chosen and entries:
         first = entries[0]
         out.append(read_call(first.path, first.definition.start_line, first.definition.start_line))
