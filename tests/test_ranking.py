@@ -32,6 +32,10 @@ def test_stemming_meets_word_forms() -> None:
     assert stem("atomically") == stem("atomic") and stem("lazily") == stem("lazy") and stem("quickly") == "quick"
     assert stem("apply") == "apply" and stem("only") == "only"
     assert stem("status") == "status" and stem("class") == "class"
+    # singulars ending in s meet their -es plurals, as 'case' meets 'cases' and 'schema' 'schemas'
+    assert stem("alias") == stem("aliases") and stem("bias") == stem("biases") and stem("canvas") == stem("canvases")
+    assert stem("case") == stem("cases") and stem("schema") == stem("schemas")
+    assert set(query_terms("command aliases")) <= set(tokenize("func (c *Command) HasAlias(s string) bool"))
     assert set(query_terms("how are routes registered")) <= set(tokenize("def register_route(app): ..."))
     # compounds keep their exact spelling for symbol lookups
     assert "parse_config" in tokenize("parse_config()")

@@ -37,11 +37,17 @@ _EXPANSIONS: dict[str, tuple[str, ...]] = {}
 _DOUBLE = re.compile(r"([bdfgklmnprt])\1$")
 
 
+# Singulars that end in s as a plural does (Porter2 keeps 'atlas', 'bias' and 'cosmos' whole too). Their
+# plural takes -es, which the rules below bring back to the singular ('aliases' -> 'alias'), so the
+# singular must stay whole, or 'alias' (-> 'alia') never met 'aliases' (cobra's HasAlias and Aliases).
+_S_SINGULARS = frozenset({"alias", "atlas", "bias", "canvas", "cosmos"})
+
+
 def stem(word: str) -> str:
     """A light English stemmer for identifier parts: 'routes', 'routing', 'routed' -> 'rout';
     'dependencies' -> 'dependency'. Errs on the side of leaving a word alone."""
     w = word
-    if len(w) <= 3 or not w.isalpha():
+    if len(w) <= 3 or not w.isalpha() or w in _S_SINGULARS:
         return w
     if w.endswith("ies") and len(w) > 4:
         w = w[:-3] + "y"
