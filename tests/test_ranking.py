@@ -11,7 +11,7 @@ from conftest import write
 import codepith
 from codepith.index.tokens import query_terms, stem, tokenize
 from codepith.search.query import is_symbol_like, parse_query
-from codepith.search.ranking import is_test_path, is_wiring, path_match_ratio
+from codepith.search.ranking import is_test_path, is_wiring, path_match_ratio, path_penalty_for
 
 
 def _files(results: list[codepith.SearchResult]) -> list[str]:
@@ -45,6 +45,33 @@ def test_stemming_meets_word_forms() -> None:
     assert set(query_terms("how are routes registered")) <= set(tokenize("def register_route(app): ..."))
     # compounds keep their exact spelling for symbol lookups
     assert "parse_config" in tokenize("parse_config()")
+
+
+@pytest.mark.parametrize(
+    "query, path",
+    [
+        ("usage examples for the client", "examples/client_demo.py"),
+        ("a sample configuration", "samples/config.py"),
+        ("documentation generation for man pages", "doc/man_docs.go"),
+        ("shared test fixtures", "tests/conftest.py"),
+    ],
+)
+def test_a_query_that_asks_for_examples_or_tests_keeps_them(query: str, path: str) -> None:
+    assert path_penalty_for(parse_query(query))(path) == 1.0
+    assert path_penalty_for(parse_query("how the client sends requests"))(path) < 1.0
+
+
+def test_an_issue_asks_for_examples_in_its_title_not_its_prose() -> None:
+    prose = (
+        "Client drops headers on redirect\n\nWhen a request is redirected the Authorization header is lost. "
+        "For example, with the snippet below the second request has no header at all, which breaks my "
+        "application. A minimal example:\n\n```python\nsession.get(url, headers=h)\n```\n"
+    )
+    query = parse_query(prose)
+    assert query.issue
+    assert path_penalty_for(query)("examples/redirects.py") < 1.0
+    titled = parse_query("Examples in the docs fail to run\n\n" + prose)
+    assert path_penalty_for(titled)("examples/redirects.py") == 1.0
 
 
 def test_definition_beats_uses(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from codepith.chunks.chunk import Chunk
-from codepith.index.tokens import split_identifier
+from codepith.index.tokens import split_identifier, stem
 from codepith.search.ecosystems import declaration_patterns, test_file_pattern, wiring_pattern
 from codepith.search.query import Query
 
@@ -32,8 +32,10 @@ EXAMPLE_PENALTY = 0.3
 REEXPORT_PENALTY = 0.5
 STUB_PENALTY = 0.7
 
-ASKS_FOR_TESTS = frozenset({"test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
-ASKS_FOR_EXAMPLES = frozenset({"example", "examples", "demo", "sample", "docs", "doc", "benchmark"})
+# Compared with a query's terms, which are stems: written as words, 'example', 'sample' and 'fixture'
+# (stems 'exampl', 'sampl', 'fixtur') never matched, so a query asking for examples still had them ranked down.
+ASKS_FOR_TESTS = frozenset(stem(w) for w in ("test", "testing", "spec", "fixture", "mock"))
+ASKS_FOR_EXAMPLES = frozenset(stem(w) for w in ("example", "demo", "sample", "doc", "documentation", "benchmark"))
 
 
 def is_test_path(path: str) -> bool:
@@ -137,6 +139,8 @@ def path_penalty_for(query: Query) -> Callable[[str], float]:
     """A path's factor for this query: tests, examples, vendored code, re-export barrels and stubs rank
     below the code they serve, unless the query asks for them."""
     words = set(query.terms)
+    if query.issue and query.weights:  # an issue asks in its title and code spans; its prose says "for example"
+        words = {t for t, w in zip(query.terms, query.weights, strict=False) if w >= 1.0}
     asks_tests, asks_examples = bool(words & ASKS_FOR_TESTS), bool(words & ASKS_FOR_EXAMPLES)
     return lambda path: _path_factor(path, asks_tests, asks_examples)
 
