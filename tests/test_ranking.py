@@ -74,6 +74,20 @@ def test_an_issue_asks_for_examples_in_its_title_not_its_prose() -> None:
     assert path_penalty_for(titled)("examples/redirects.py") == 1.0
 
 
+def test_a_name_many_files_define_is_no_definition_to_point_at(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    files = {f"widgets/part_{i}.rb": f"module Widgets\n  PART_{i} = {i}\nend\n" for i in range(4)}
+    files["widgets/dispatcher.rb"] = (
+        "class Dispatcher\n  def dispatch_request(path)\n    routes.each do |route|\n"
+        "      return route.call(path) if route.match?(path)\n    end\n  end\nend\n"
+    )
+    write(tmp_path, files)
+    index = codepith.Index.from_path(tmp_path, model=model)
+    # `module Widgets` is reopened in four files: the sentence's subject is the dispatching, not the module
+    assert index.search("how Widgets dispatch a request to its routes")[0].chunk.file_path == "widgets/dispatcher.rb"
+    # asked for by name, every definition is still an answer
+    assert {r.chunk.file_path for r in index.search("Widgets", top_k=10)} >= {f"widgets/part_{i}.rb" for i in range(4)}
+
+
 def test_definition_beats_uses(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
     uses = "\n".join(f"def caller_{i}():\n    return SessionStore().get({i})\n" for i in range(12))
     write(

@@ -53,6 +53,7 @@ PIECE = 0.5  # a piece of a split definition without its declaring line (body, l
 TYPE_FIRST = 0.5  # a Capitalised name both a type and a function define (struct Engine, Engine()): the function's share
 USES = 0.5  # a queried symbol the corpus never defines: the few chunks that use it gain this many top scores
 USES_MAX = 8  # ... when at most this many do (more, and the word says little about which)
+SPREAD = 2  # a name a sentence mentions that more files define is a namespace or a concept, not one definition
 GENERATED = 0.5  # a file a tool wrote (a Bison parser, protoc output): its source is the grammar or schema
 
 
@@ -109,6 +110,11 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
             _boost_uses(corpus, name, scores, unit * USES / DEFINITION)
             continue
         chosen = exact or defs
+        # Ruby's `module Sinatra` reopened in every file, zod's ZodType in v3 and v4: a boost would lift every
+        # file that names it, so a sentence's name counts as a definition only where one or two files define
+        # it (a header and its implementation). A symbol query still asks for each.
+        if SPREAD and not query.symbol_like and len({corpus.chunks[i].file_path for i in chosen}) > SPREAD:
+            continue
         demoted = _undeclaring_pieces(corpus, chosen, name) if PIECE < 1.0 and len(chosen) > 1 else set()
         typed = (
             TYPE_FIRST < 1.0
