@@ -88,6 +88,21 @@ def test_a_name_many_files_define_is_no_definition_to_point_at(tmp_path: Path, m
     assert {r.chunk.file_path for r in index.search("Widgets", top_k=10)} >= {f"widgets/part_{i}.rb" for i in range(4)}
 
 
+def test_a_symbol_nobody_defines_finds_the_file_named_after_it(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    files = {
+        f"pkg/step_{i}.py": f"from tokenizers import Tokenizer\n\n\ndef step_{i}(tok: Tokenizer) -> Tokenizer:\n"
+        f"    return Tokenizer.from_str(tok.to_str())\n"
+        for i in range(12)
+    }
+    files["pkg/tokenizer/tokenizer.py"] = (
+        "def replace_vocabulary(tok, vocab):\n    data = tok.to_str()\n    return data.replace('a', vocab[0])\n\n\n"
+        "def clean_and_create_vocabulary(tok, words):\n    return [w for w in words if w]\n"
+    )
+    write(tmp_path, files)
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert index.search("Tokenizer")[0].chunk.file_path == "pkg/tokenizer/tokenizer.py"
+
+
 def test_definition_beats_uses(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
     uses = "\n".join(f"def caller_{i}():\n    return SessionStore().get({i})\n" for i in range(12))
     write(

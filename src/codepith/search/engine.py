@@ -53,6 +53,7 @@ PIECE = 0.5  # a piece of a split definition without its declaring line (body, l
 TYPE_FIRST = 0.5  # a Capitalised name both a type and a function define (struct Engine, Engine()): the function's share
 USES = 0.5  # a queried symbol the corpus never defines: the few chunks that use it gain this many top scores
 USES_MAX = 8  # ... when at most this many do (more, and the word says little about which)
+NAMED_FILE = 2.0  # ... and the file named after it (tokenizer/tokenizer.py for "Tokenizer"), this many top scores
 SPREAD = 2  # a name a sentence mentions that more files define is a namespace or a concept, not one definition
 GENERATED = 0.5  # a file a tool wrote (a Bison parser, protoc output): its source is the grammar or schema
 
@@ -108,6 +109,8 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
             continue
         if not defs and query.symbol_like:
             _boost_uses(corpus, name, scores, unit * USES / DEFINITION)
+            if NAMED_FILE:
+                _boost_named_files(corpus, name, scores, unit * NAMED_FILE / DEFINITION)
             continue
         chosen = exact or defs
         # Ruby's `module Sinatra` reopened in every file, zod's ZodType in v3 and v4: a boost would lift every
@@ -166,6 +169,21 @@ def _boost_uses(corpus: Corpus, name: str, scores: dict[int, float], bonus: floa
     if 0 < len(ids) <= USES_MAX:
         for idx in ids.tolist():
             scores[idx] = scores.get(idx, 0.0) + bonus
+
+
+def _boost_named_files(corpus: Corpus, name: str, scores: dict[int, float], bonus: float) -> None:
+    """A symbol the repository never defines (a library's class it wraps, ``Tokenizer``): a module named
+    after it is where a reader looks first. Its best chunk among the candidates gains ``bonus``."""
+    stems = corpus.derived("stems", _stems, of_paths=True)
+    if name.lower() not in stems and name.lower().rstrip("s") not in stems:
+        return
+    best: dict[str, int] = {}
+    for idx in scores:
+        path = corpus.chunks[idx].file_path
+        if stem_matches_symbol(path, name) and (path not in best or scores[idx] > scores[best[path]]):
+            best[path] = idx
+    for idx in best.values():
+        scores[idx] += bonus
 
 
 def _qualifier_holds(corpus: Corpus, path: str, qualifier: str) -> bool:
