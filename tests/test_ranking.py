@@ -74,33 +74,50 @@ def test_an_issue_asks_for_examples_in_its_title_not_its_prose() -> None:
     assert path_penalty_for(titled)("examples/redirects.py") == 1.0
 
 
-def test_a_name_many_files_define_is_no_definition_to_point_at(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
-    files = {f"widgets/part_{i}.rb": f"module Widgets\n  PART_{i} = {i}\nend\n" for i in range(4)}
-    files["widgets/dispatcher.rb"] = (
-        "class Dispatcher\n  def dispatch_request(path)\n    routes.each do |route|\n"
-        "      return route.call(path) if route.match?(path)\n    end\n  end\nend\n"
-    )
-    write(tmp_path, files)
-    index = codepith.Index.from_path(tmp_path, model=model)
-    # `module Widgets` is reopened in four files: the sentence's subject is the dispatching, not the module
-    assert index.search("how Widgets dispatch a request to its routes")[0].chunk.file_path == "widgets/dispatcher.rb"
-    # asked for by name, every definition is still an answer
-    assert {r.chunk.file_path for r in index.search("Widgets", top_k=10)} >= {f"widgets/part_{i}.rb" for i in range(4)}
+_WIDGET_PARTS = {f"widgets/part_{i}.rb": f"module Widgets\n  PART_{i} = {i}\nend\n" for i in range(4)}
 
 
-def test_a_symbol_nobody_defines_finds_the_file_named_after_it(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
-    files = {
-        f"pkg/step_{i}.py": f"from tokenizers import Tokenizer\n\n\ndef step_{i}(tok: Tokenizer) -> Tokenizer:\n"
-        f"    return Tokenizer.from_str(tok.to_str())\n"
-        for i in range(12)
-    }
-    files["pkg/tokenizer/tokenizer.py"] = (
-        "def replace_vocabulary(tok, vocab):\n    data = tok.to_str()\n    return data.replace('a', vocab[0])\n\n\n"
-        "def clean_and_create_vocabulary(tok, words):\n    return [w for w in words if w]\n"
-    )
-    write(tmp_path, files)
+@pytest.mark.parametrize(
+    "others, answer, query",
+    [
+        # `module Widgets` is reopened in four files: the sentence's subject is the dispatching, not the module
+        (
+            _WIDGET_PARTS,
+            (
+                "widgets/dispatcher.rb",
+                "class Dispatcher\n  def dispatch_request(path)\n    routes.each do |route|\n"
+                "      return route.call(path) if route.match?(path)\n    end\n  end\nend\n",
+            ),
+            "how Widgets dispatch a request to its routes",
+        ),
+        # a library's class the repository only imports: the module named after it is where to look
+        (
+            {
+                f"pkg/step_{i}.py": "from tokenizers import Tokenizer\n\n\n"
+                f"def step_{i}(tok: Tokenizer) -> Tokenizer:\n    return Tokenizer.from_str(tok.to_str())\n"
+                for i in range(12)
+            },
+            (
+                "pkg/tokenizer/tokenizer.py",
+                "def replace_vocabulary(tok, vocab):\n    data = tok.to_str()\n"
+                "    return data.replace('a', vocab[0])\n",
+            ),
+            "Tokenizer",
+        ),
+    ],
+)
+def test_the_answer_outranks_files_that_only_name_the_word(  # type: ignore[no-untyped-def]
+    tmp_path: Path, model, others: dict[str, str], answer: tuple[str, str], query: str
+) -> None:
+    write(tmp_path, {**others, answer[0]: answer[1]})
     index = codepith.Index.from_path(tmp_path, model=model)
-    assert index.search("Tokenizer")[0].chunk.file_path == "pkg/tokenizer/tokenizer.py"
+    assert index.search(query)[0].chunk.file_path == answer[0]
+
+
+def test_a_name_many_files_define_is_still_each_of_them_when_asked_by_name(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, _WIDGET_PARTS)
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert {r.chunk.file_path for r in index.search("Widgets", top_k=10)} == set(_WIDGET_PARTS)
 
 
 def test_definition_beats_uses(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
