@@ -36,12 +36,6 @@ def test_stemming_meets_word_forms() -> None:
     assert stem("alias") == stem("aliases") and stem("bias") == stem("biases") and stem("canvas") == stem("canvases")
     assert stem("case") == stem("cases") and stem("schema") == stem("schemas")
     assert set(query_terms("command aliases")) <= set(tokenize("func (c *Command) HasAlias(s string) bool"))
-    # a doubled consonant counts once with or without a suffix; two letters are never left
-    assert stem("call") == stem("calls") == stem("calling") == stem("called")
-    assert stem("poll") == stem("polled") and stem("install") == stem("installed")
-    assert stem("add") == stem("adding") == stem("added") == "add" and stem("running") == stem("run")
-    # -ed that is no suffix
-    assert stem("embed") == stem("embedding") == stem("embedded") and stem("speed") == "speed"
     assert set(query_terms("how are routes registered")) <= set(tokenize("def register_route(app): ..."))
     # compounds keep their exact spelling for symbol lookups
     assert "parse_config" in tokenize("parse_config()")

@@ -37,20 +37,17 @@ _EXPANSIONS: dict[str, tuple[str, ...]] = {}
 _DOUBLE = re.compile(r"([bdfgklmnprt])\1$")
 
 
-# Words a suffix rule would take apart although they carry no suffix: singulars that end in s as a plural
-# does (Porter2 keeps 'atlas', 'bias' and 'cosmos' whole too; their -es plurals come back to them), and
-# 'embed', whose -ed is its own ('embedding' and 'embedded' come back to 'embed').
-_WHOLE = frozenset({"alias", "atlas", "bias", "canvas", "cosmos", "embed"})
+# Singulars that end in s as a plural does (Porter2 keeps 'atlas', 'bias' and 'cosmos' whole too). Their
+# plural takes -es, which the rules below bring back to the singular ('aliases' -> 'alias'), so the
+# singular must stay whole, or 'alias' (-> 'alia') never met 'aliases' (cobra's HasAlias and Aliases).
+_S_SINGULARS = frozenset({"alias", "atlas", "bias", "canvas", "cosmos"})
 
 
 def stem(word: str) -> str:
     """A light English stemmer for identifier parts: 'routes', 'routing', 'routed' -> 'rout';
-    'dependencies' -> 'dependency'. Errs on the side of leaving a word alone.
-
-    A plural is taken off first, then a verb or adverb ending, so 'strings' meets 'string' ('str') and
-    'settings' 'setting'; one rule a word left 'strings' at 'string'."""
+    'dependencies' -> 'dependency'. Errs on the side of leaving a word alone."""
     w = word
-    if len(w) <= 3 or not w.isalpha() or w in _WHOLE:
+    if len(w) <= 3 or not w.isalpha() or w in _S_SINGULARS:
         return w
     if w.endswith("ies") and len(w) > 4:
         w = w[:-3] + "y"
@@ -60,19 +57,16 @@ def stem(word: str) -> str:
         w = w[:-1]
     elif w.endswith("ing") and len(w) > 5:
         w = w[:-3]
-    elif w.endswith("ed") and len(w) > 4 and not w.endswith("eed"):  # not speed, proceed, exceed
+        w = w[:-1] if _DOUBLE.search(w) else w
+    elif w.endswith("ed") and len(w) > 4:
         w = w[:-2]
+        w = w[:-1] if _DOUBLE.search(w) else w
     elif w.endswith("ically") and len(w) > 8:
         w = w[:-4]  # automatically -> automatic
     elif w.endswith("ily") and len(w) > 5:
         w = w[:-3] + "y"  # lazily -> lazy
     elif w.endswith("ly") and len(w) > 5 and not w.endswith(("ply", "bly")):
         w = w[:-2]  # quickly -> quick (not apply, assembly)
-    # A doubled final consonant counts once, whether a suffix left it ('running' -> 'run') or not: undoubled
-    # only after -ing and -ed, 'calling' and 'called' ('cal') never met 'call' or 'calls', nor 'polled' 'poll'.
-    # Two letters are never left ('add', 'adding', 'app').
-    if len(w) > 3 and _DOUBLE.search(w):
-        w = w[:-1]
     if w.endswith("e") and len(w) > 3:
         w = w[:-1]
     return w

@@ -23,8 +23,7 @@ from codepith.errors import CodepithError
 # 7: a side field of the words of each chunk's defined names (terms marked "=", outside BM25 lengths).
 # 8: the piece holding a split definition's first line names the definition, as the comment pieces above do.
 # 9: a segment's arrays in one file (arrays.bin), not one .npy each.
-# 10: stems: 'alias', 'bias', 'canvas', 'atlas', 'cosmos', 'embed' kept whole; a doubled final consonant
-#     counts once with or without a suffix ('call', 'calling' -> 'cal'); no -ed off '-eed' words.
+# 10: 'alias', 'bias', 'canvas', 'atlas', 'cosmos' are their own stems (their plurals' stem), not 'alia'...
 FORMAT_VERSION = 10
 
 
