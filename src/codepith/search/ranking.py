@@ -139,9 +139,10 @@ def path_penalty_for(query: Query) -> Callable[[str], float]:
     """A path's factor for this query: tests, examples, vendored code, re-export barrels and stubs rank
     below the code they serve, unless the query asks for them."""
     words = set(query.terms)
-    if query.issue and query.weights:  # an issue asks in its title and code spans; its prose says "for example"
-        words = {t for t, w in zip(query.terms, query.weights, strict=False) if w >= 1.0}
-    asks_tests, asks_examples = bool(words & ASKS_FOR_TESTS), bool(words & ASKS_FOR_EXAMPLES)
+    asked = words
+    if query.issue and query.weights:  # an issue asks for examples in its title or code spans; its prose says
+        asked = {t for t, w in zip(query.terms, query.weights, strict=False) if w >= 1.0}  # "for example"
+    asks_tests, asks_examples = bool(words & ASKS_FOR_TESTS), bool(asked & ASKS_FOR_EXAMPLES)
     return lambda path: _path_factor(path, asks_tests, asks_examples)
 
 
