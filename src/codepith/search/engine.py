@@ -174,16 +174,14 @@ def _boost_uses(corpus: Corpus, name: str, scores: dict[int, float], bonus: floa
 def _boost_named_files(corpus: Corpus, name: str, scores: dict[int, float], bonus: float) -> None:
     """A symbol the repository never defines (a library's class it wraps, ``Tokenizer``): a module named
     after it is where a reader looks first. Its best chunk among the candidates gains ``bonus``."""
-    stems = corpus.derived("stems", _stems, of_paths=True)
-    if name.lower() not in stems and name.lower().rstrip("s") not in stems:
-        return
-    best: dict[str, int] = {}
-    for idx in scores:
-        path = corpus.chunks[idx].file_path
-        if stem_matches_symbol(path, name) and (path not in best or scores[idx] > scores[best[path]]):
-            best[path] = idx
-    for idx in best.values():
-        scores[idx] += bonus
+    best: dict[int, int] = {}
+    for idx, f in _files_of(corpus, scores).items():
+        if f not in best or scores[idx] > scores[best[f]]:
+            best[f] = idx
+    files = corpus.files
+    for f, idx in best.items():
+        if stem_matches_symbol(files[f], name):
+            scores[idx] += bonus
 
 
 def _qualifier_holds(corpus: Corpus, path: str, qualifier: str) -> bool:
