@@ -29,7 +29,7 @@ from codepith.search.query import bound_query
 from codepith.search.ranking import is_test_path
 from codepith.search.result import SearchResult
 from codepith.store.layout import CacheError, CacheIOError
-from codepith.store.manifest import Store
+from codepith.store.manifest import Store, disk_reason
 from codepith.store.view import View
 from codepith.structure.definitions import Definition
 from codepith.structure.outline import FileOutline, RepoMap, map_entries
@@ -169,7 +169,7 @@ class Index:
                     if reason:
                         self.rebuilt[str(root)] = reason
                 except (OSError, CacheIOError) as exc:
-                    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                    reason = disk_reason(exc)
                     log.warning("could not use the index cache (%s); indexing in a temporary folder", reason)
                     self._elsewhere[str(root)] = reason
             if st is None or data is None:

@@ -235,9 +235,13 @@ _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
 
+def disk_reason(exc: BaseException) -> str:
+    """What failed, in the system's words ('No space left on device'), without the errno and path."""
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+
+
 def write_error(folder: Path, exc: OSError | sqlite3.Error) -> CacheIOError:
-    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return CacheIOError(f"could not write the index in {folder}: {reason}")
+    return CacheIOError(f"could not write the index in {folder}: {disk_reason(exc)}")
 
 
 def _disk_errors(method: Callable[Concatenate[Writer, _P], _T]) -> Callable[Concatenate[Writer, _P], _T]:
@@ -265,10 +269,7 @@ class Writer:
         self.damaged: list[str] = []  # why segments were dropped
         self.compact_vectors = False  # int8 vectors in new segments (the builder says so for large repositories)
         self.parse_journal = self.folder / "parsing"  # the file an in-process build is chunking (workers.py)
-        try:
-            self._collect()
-        except (OSError, sqlite3.OperationalError) as exc:
-            raise write_error(self.folder, exc) from exc
+        self._collect()
 
     def _tx(self, fn: Callable[[sqlite3.Connection], None]) -> None:
         with self.store._mutex:
@@ -281,6 +282,7 @@ class Writer:
                 raise
             con.execute("COMMIT")
 
+    @_disk_errors
     def _collect(self) -> None:
         """Drop what no committed generation refers to (a killed build's unfinished segment), and
         committed segments that are damaged, with their files' rows, so those files are redone."""
