@@ -273,14 +273,17 @@ def test_a_failure_past_the_chunker_still_leaves_the_rest_indexed(tmp_path: Path
     assert "FILE fine.py" in found.stdout
 
 
+def _beside_good(tmp_path: Path, rel: str, text: str) -> Path:
+    """A repository of one hostile file and one ordinary one (good.py) that every request must still find."""
+    root = tmp_path / "repo"
+    write(root, {rel: text, "good.py": "def compute_invoice_total(items):\n    return sum(items)\n"})
+    return root
+
+
 def test_mcp_status_lists_fallbacks_and_search_notes_a_cut_query(tmp_path: Path) -> None:
     from test_mcp import ok, run, session
 
-    root = tmp_path / "repo"
-    write(root, {
-        "bad.py": "# TRIGGER_CHUNKER_FAULT\ndef windowed_function():\n    return 1\n",
-        "good.py": "def compute_invoice_total(items):\n    return sum(items)\n",
-    })  # fmt: skip
+    root = _beside_good(tmp_path, "bad.py", "# TRIGGER_CHUNKER_FAULT\ndef windowed_function():\n    return 1\n")
     extra = _server_env(tmp_path, CHUNKER_FAULT, CODEPITH_WORKERS="0")
 
     async def go() -> None:
@@ -300,11 +303,7 @@ def test_mcp_server_survives_a_file_whose_chunking_crashes_or_hangs(tmp_path: Pa
     that crashes or hangs the grammar costs itself its syntax chunks, and every request still answers."""
     from test_mcp import ok, run, session
 
-    root = tmp_path / "repo"
-    write(root, {
-        "crash.py": "def crash_victim():\n    return 1\n",
-        "good.py": "def compute_invoice_total(items):\n    return sum(items)\n",
-    })  # fmt: skip
+    root = _beside_good(tmp_path, "crash.py", "def crash_victim():\n    return 1\n")
     extra = _server_env(tmp_path, WORKER_FAULT, CODEPITH_FILE_TIMEOUT="3")
 
     async def go() -> None:
