@@ -402,8 +402,7 @@ def _named_file(path: str, query: Query) -> bool:
     re-exports what another package implements is then the repository's answer, not a pointer past it."""
     if not NAMED_WIRING or query.symbol_like:
         return False
-    stem = file_stem(path)
-    return any(len(k) > 2 and (stem == k or stem.rstrip("s") == k.rstrip("s")) for k in query.keywords)
+    return any(len(k) > 2 and stem_matches_symbol(path, k) for k in query.keywords)
 
 
 def _is_generated(corpus: Corpus, f: int, memo: dict[int, bool]) -> bool:

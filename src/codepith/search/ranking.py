@@ -189,10 +189,12 @@ def file_stem(path: str) -> str:
 
 
 def stem_matches_symbol(path: str, symbol: str) -> bool:
+    """Whether a file is named after a word or symbol (``token_stream.rs`` for ``TokenStream``,
+    ``websockets.py`` for ``websocket``): its stem with or without separators, a plural on either side."""
     stem = file_stem(path)
-    s = symbol.lower()
     norm = stem.replace("_", "").replace("-", "")
-    return s in (stem, norm, stem.rstrip("s"), norm.rstrip("s"))
+    s = symbol.lower()
+    return s in (stem, norm) or s.rstrip("s") in (stem.rstrip("s"), norm.rstrip("s"))
 
 
 def is_declaration_chunk(chunk: Chunk) -> bool:
