@@ -235,6 +235,27 @@ def test_a_first_build_on_a_full_disk_indexes_elsewhere_or_says_why(tmp_path: Pa
     assert err[-1].startswith("codepith: error: could not write the index in ") and "Traceback" not in "".join(err)
 
 
+def test_a_root_indexed_elsewhere_leaves_the_other_roots_looked_at_once(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith.index import build
+
+    write(tmp_path / "full", {"a.py": "def first_one():\n    return 1\n"})
+    write(tmp_path / "fine", {"b.py": "def second_one():\n    return 2\n"})
+    _full_disk(monkeypatch, under=layout.index_dir(str((tmp_path / "full").resolve()), "code", model.info.digest))
+    looked: list[str] = []
+    real = build.refresh
+
+    def refresh(data, *args, **kwargs):  # type: ignore[no-untyped-def]
+        looked.append(Path(data.root).name)
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(build, "refresh", refresh)
+    index = codepith.Index.from_paths([tmp_path / "full", tmp_path / "fine"], model=model)
+    assert sorted(looked) == ["fine", "full", "full"], "only the root that moved to a temporary folder is redone"
+    assert list(index.unsaved) == [str((tmp_path / "full").resolve())]
+    assert [s.added for s in index.last_stats] == [1, 1]
+    assert {r.chunk.file_path.rsplit("/", 1)[-1] for r in index.search("first_one second_one")} == {"a.py", "b.py"}
+
+
 def test_a_merge_that_finds_no_room_still_completes_the_generation(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from codepith.store import merge
 

@@ -205,9 +205,11 @@ class Index:
         st, data, _ = build.load_or_new(self._data[i].root, self.content, self.model, temp)
         self._stores[i], self._data[i], self._write_failed[i] = st, data, None
         self._corpus = None
-        stats = self.refresh(progress=progress, wait=True)[i]
+        stats = self._look(i, progress, True, full_check=False)  # the other roots stand as they were looked at
         if stats.failed:
             raise CacheIOError(stats.failed)
+        self._reopen()
+        self.last_stats[i] = stats
 
     def _temp_dir(self) -> Path:
         if self._temp is None:
@@ -268,37 +270,48 @@ class Index:
     def _refresh(
         self, progress: build.Progress | None, wait: bool | None, *, full_check: bool, full: bool = False
     ) -> list[build.RefreshStats]:
-        stats_all = []
-        for i, (data, st) in enumerate(zip(self._data, self._stores, strict=True)):
-            watcher = self._watchers[i]
-            moved = None if watcher is None else watcher.take()
-            if moved is not None:
-                moved |= self._held[i]
-            if full or full_check or self._corpus is None:
-                moved = None
-            self._held[i] = set()
-            failed = self._write_failed[i]
-            if failed is not None and time.monotonic() - failed[0] < WRITE_RETRY_SECONDS and not full_check:
-                stats = build.RefreshStats(root=data.root, unchanged=len(data.files), failed=failed[1], source=data)
-            else:
-                stats = build.refresh(
-                    data,
-                    self.model,
-                    st,
-                    max_file_bytes=self.max_file_bytes,
-                    progress=progress,
-                    changed=moved,
-                    wait=wait,
-                    full_check=full_check,
-                )
-                if stats.failed and self._corpus is not None:  # (a first look's failure: __init__ says what next)
-                    log.warning("%s; searching the index as last written", stats.failed)
-                self._write_failed[i] = (time.monotonic(), stats.failed) if stats.failed else None
-            if stats.rebuilt:
-                self.rebuilt[data.root] = stats.rebuilt
-            if (stats.busy or stats.failed) and moved:
-                self._held[i] = moved  # not applied (another builder, a failed write): they wait for the next look
-            stats_all.append(stats)
+        stats_all = [self._look(i, progress, wait, full_check=full_check, full=full) for i in range(len(self._data))]
+        self._reopen()
+        self.last_stats = stats_all
+        return stats_all
+
+    def _look(
+        self, i: int, progress: build.Progress | None, wait: bool | None, *, full_check: bool, full: bool = False
+    ) -> build.RefreshStats:
+        """Bring root ``i``'s index up to date with its tree (or say why it could not)."""
+        data, st = self._data[i], self._stores[i]
+        watcher = self._watchers[i]
+        moved = None if watcher is None else watcher.take()
+        if moved is not None:
+            moved |= self._held[i]
+        if full or full_check or self._corpus is None:
+            moved = None
+        self._held[i] = set()
+        failed = self._write_failed[i]
+        if failed is not None and time.monotonic() - failed[0] < WRITE_RETRY_SECONDS and not full_check:
+            stats = build.RefreshStats(root=data.root, unchanged=len(data.files), failed=failed[1], source=data)
+        else:
+            stats = build.refresh(
+                data,
+                self.model,
+                st,
+                max_file_bytes=self.max_file_bytes,
+                progress=progress,
+                changed=moved,
+                wait=wait,
+                full_check=full_check,
+            )
+            if stats.failed and self._corpus is not None:  # (a first look's failure: __init__ says what next)
+                log.warning("%s; searching the index as last written", stats.failed)
+            self._write_failed[i] = (time.monotonic(), stats.failed) if stats.failed else None
+        if stats.rebuilt:
+            self.rebuilt[data.root] = stats.rebuilt
+        if (stats.busy or stats.failed) and moved:
+            self._held[i] = moved  # not applied (another builder, a failed write): they wait for the next look
+        return stats
+
+    def _reopen(self) -> None:
+        """A new corpus over the stores' views when any root committed a new generation (or none is open)."""
         generations = [d.generation for d in self._data]
         if self._corpus is None or generations != self._generations:
             prefixes = _prefixes(self.roots)
@@ -307,8 +320,6 @@ class Index:
                 [CorpusPart(v, p) for v, p in zip(views, prefixes, strict=True)], self.model.info.dims, self._corpus
             )
             self._generations = generations
-        self.last_stats = stats_all
-        return stats_all
 
     def _repair(self, exc: CacheError, progress: build.Progress | None = None) -> list[build.RefreshStats]:
         """A segment turned out damaged while reading: verify every byte, drop what is bad, redo its files."""
