@@ -231,6 +231,31 @@ def test_small_statements_grouped() -> None:
     assert [(c.start_line, c.end_line, c.kind) for c in chunks] == [(1, 5, "module"), (8, 9, "function")]
 
 
+@pytest.mark.parametrize(
+    ("name", "language", "text", "bound", "not_bound"),
+    [
+        ("g.py", "python", "import x\n\ng: Ctx = LocalProxy(x)\n__all__ = ['g']\nself.y = 1\n",
+         ["g"], ["__all__", "y"]),
+        ("e.go", "go", "package p\n\nvar ErrGone = errors.New(\"gone\")\nvar (\n\ta = 1\n)\nconst Version = \"1\"\n",
+         ["ErrGone", "a", "Version"], []),
+        ("l.rs", "rust", "pub const MAX_TASKS: usize = 64;\nstatic REGISTRY: Lazy<R> = Lazy::new(R::new);\n",
+         ["MAX_TASKS", "REGISTRY"], []),
+        ("f.c", "c", "static const struct file_operations ext4_fops = { .read = r };\nint probe(void);\n"
+         "extern int seen;\n", ["ext4_fops"], ["probe", "seen"]),
+        ("v.rb", "ruby", "VERSION = \"1.0\"\ncount = 0\n", ["VERSION"], ["count"]),
+    ],
+)  # fmt: skip
+def test_module_level_values_are_named_by_the_chunk_that_binds_them(
+    name: str, language: str, text: str, bound: list[str], not_bound: list[str]
+) -> None:
+    """`request = LocalProxy(...)` or a global `file_operations` table is what a search for its name wants,
+    though it is no function or class: the chunk holding it lists the name (and stays one chunk)."""
+    chunks = chunk_file(name, text, language)
+    names = [s for c in chunks for s in c.symbols]
+    assert all(b in names for b in bound) and not any(n in names for n in not_bound), names
+    assert len(chunks) == 1
+
+
 def test_unknown_language_falls_back_to_lines() -> None:
     text = "".join(f"line {i}\n" for i in range(100))
     chunks = chunk_file("f.xyz", text, "no-such-language")

@@ -333,6 +333,21 @@ def test_one_word_query_finds_its_definition(tmp_path: Path, model, monkeypatch)
     assert _files(index.search("backoff", top_k=3))[0] != "app/policy.py"
 
 
+def test_a_module_level_value_is_found_where_it_is_bound(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    uses = "\n".join(f"def view_{i}():\n    return session.get('user_{i}')\n" for i in range(8))
+    write(
+        tmp_path,
+        {
+            "web/views.py": uses,
+            "web/more_views.py": uses,
+            "web/globals.py": "from web.proxy import LocalProxy\n\nsession = LocalProxy('session')\n",
+            "web/proxy.py": "class LocalProxy:\n    def __init__(self, name):\n        self.name = name\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert _files(index.search("session", top_k=3))[0] == "web/globals.py"
+
+
 def test_interfaces_and_facades_rank_below_the_implementation(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from codepith.search import engine
     from codepith.search.ranking import is_declaration

@@ -23,6 +23,7 @@ TINY_LINES = 3  # members this short group with their neighbours inside a split 
 MAX_NESTING = 40  # definitions inside definitions, each split into members
 MAX_WRAPPERS = 16  # wrappers around one definition (decorators, export, template<...>)
 FUNCTION_KINDS = frozenset({"function", "method", "macro", "test", "constructor"})
+_BINDING_SCOPES = frozenset({"module", "namespace"})  # where a plain assignment names a module-level value
 # kinds whose members are worth listing as symbols of the chunk that holds them
 MEMBER_KINDS = frozenset(
     {"class", "struct", "trait", "impl", "module", "namespace", "object", "protocol", "instance", "extension"}
@@ -87,6 +88,9 @@ class LangSpec:
     transparent: frozenset[str] = frozenset()  # containers that are always opened (haskell `declarations`)
     needs_body: frozenset[str] = frozenset()  # a definition only if it has a body (C `struct x;` is not)
     special: dict[str, Special] = field(default_factory=dict)
+    # names a module-level statement binds without being a definition (``g = LocalProxy(...)``,
+    # ``const defaults = {...}``): symbols of the chunk holding it, not chunks of their own
+    binds: Callable[[Node], list[str]] | None = None
 
 
 # -- special cases -------------------------------------------------------------------------------------
@@ -206,10 +210,67 @@ _JS = LangSpec(
     special=_JS_SPECIAL,
 )
 
+def _public(name: str) -> bool:
+    return bool(name) and not (name.startswith("__") and name.endswith("__"))  # not __all__, __version__
+
+
+def _py_binds(node: Node) -> list[str]:
+    """`g = LocalProxy(...)`, `session: Session = ...`: one plain name on the left."""
+    if node.type != "expression_statement" or node.named_child_count != 1:
+        return []
+    assign = node.named_children[0]
+    left = assign.child_by_field_name("left") if assign.type == "assignment" else None
+    name = _text(left) if left is not None and left.type == "identifier" else ""
+    return [name] if _public(name) else []
+
+
+def _go_binds(node: Node) -> list[str]:
+    """`var ErrNotFound = errors.New(...)`, `const Version = "1"`, and each name of a `var (...)` block."""
+    if node.type not in ("var_declaration", "const_declaration"):
+        return []
+    specs = [c for c in node.named_children if c.type in ("var_spec", "const_spec")]
+    for group in (c for c in node.named_children if c.type in ("var_spec_list", "const_spec_list")):
+        specs += [c for c in group.named_children if c.type in ("var_spec", "const_spec")]
+    return [_text(n) for spec in specs for n in spec.children_by_field_name("name") if n.type == "identifier"]
+
+
+def _rust_binds(node: Node) -> list[str]:
+    """`const MAX: usize = ...`, `static REGISTRY: ... = ...`."""
+    if node.type not in ("const_item", "static_item"):
+        return []
+    name = node.child_by_field_name("name")
+    return [_text(name)] if name is not None else []
+
+
+def _c_binds(node: Node) -> list[str]:
+    """A global with an initialiser (`static const struct file_operations ext4_fops = {...}`); not a
+    prototype, and not an `extern` declaration without a value."""
+    if node.type != "declaration":
+        return []
+    names = []
+    for child in node.named_children:
+        if child.type == "init_declarator":
+            target = child.child_by_field_name("declarator")
+            while target is not None and target.type in ("pointer_declarator", "array_declarator"):
+                target = target.child_by_field_name("declarator")
+            if target is not None and target.type == "identifier":
+                names.append(_text(target))
+    return names
+
+
+def _ruby_binds(node: Node) -> list[str]:
+    """`VERSION = "1.0"`, `DEFAULT_OPTIONS = {...}`: a constant assigned at module level."""
+    if node.type != "assignment":
+        return []
+    left = node.child_by_field_name("left")
+    return [_text(left)] if left is not None and left.type == "constant" else []
+
+
 SPECS: dict[str, LangSpec] = {
     "python": LangSpec(
         defs={"function_definition": "function", "class_definition": "class"},
         wrappers=frozenset({"decorated_definition"}),
+        binds=_py_binds,
     ),
     "javascript": _JS,
     "typescript": _JS,
@@ -217,6 +278,7 @@ SPECS: dict[str, LangSpec] = {
     "go": LangSpec(
         defs={"function_declaration": "function", "method_declaration": "method"},
         special={"type_declaration": _go_type},
+        binds=_go_binds,
     ),
     "rust": LangSpec(
         defs={
@@ -233,9 +295,12 @@ SPECS: dict[str, LangSpec] = {
         },
         prefixes=frozenset({"line_comment", "block_comment", "attribute_item"}),
         needs_body=frozenset({"mod_item"}),
+        binds=_rust_binds,
     ),  # fmt: skip
     "c": LangSpec(
-        defs=_C_DEFS, needs_body=frozenset({"struct_specifier", "union_specifier", "enum_specifier"})
+        defs=_C_DEFS,
+        needs_body=frozenset({"struct_specifier", "union_specifier", "enum_specifier"}),
+        binds=_c_binds,
     ),
     "cpp": LangSpec(
         defs={
@@ -247,6 +312,7 @@ SPECS: dict[str, LangSpec] = {
         },
         wrappers=frozenset({"template_declaration", "declaration"}),
         needs_body=frozenset({"struct_specifier", "union_specifier", "enum_specifier", "class_specifier"}),
+        binds=_c_binds,
     ),  # fmt: skip
     "csharp": LangSpec(
         defs={
@@ -354,6 +420,7 @@ SPECS: dict[str, LangSpec] = {
             "module": "module",
             "singleton_class": "class",
         },
+        binds=_ruby_binds,
     ),  # fmt: skip
     "php": LangSpec(
         defs={
@@ -520,9 +587,13 @@ class _Walker:
         pieces: list[Piece] = []
         group: list[_Item] = []
 
+        binds = self.spec.binds if ctx_kind in _BINDING_SCOPES else None
+
         def flush() -> None:
             if group:
                 names = [i.name for i in group if i.kind is not None and i.name]
+                if binds is not None:
+                    names += [n for i in group if i.kind is None for n in binds(i.node)]
                 anon = not any(i.named for i in group)
                 pieces.append(Piece(group[0].start, group[-1].end, names, ctx_kind, True, anon))
                 group.clear()
@@ -534,7 +605,8 @@ class _Walker:
                 pieces.extend(self.definition(item, level))
             elif not _fits(item.start, item.end, item.sbyte, item.ebyte):
                 flush()
-                pieces.extend(_windows(item.start, item.end, [item.name] if item.name else [], ctx_kind))
+                names = [item.name] if item.name else binds(item.node) if binds is not None else []
+                pieces.extend(_windows(item.start, item.end, names, ctx_kind))
             else:
                 if group and not _fits(group[0].start, item.end, group[0].sbyte, item.ebyte):
                     flush()

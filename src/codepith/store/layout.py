@@ -24,7 +24,7 @@ from codepith.errors import CodepithError
 # 8: the piece holding a split definition's first line names the definition, as the comment pieces above do.
 # 9: a segment's arrays in one file (arrays.bin), not one .npy each.
 # 10: 'alias', 'bias', 'canvas', 'atlas', 'cosmos' are their own stems (their plurals' stem), not 'alia'...
-FORMAT_VERSION = 10
+FORMAT_VERSION = 11
 
 
 def cache_root() -> Path:
