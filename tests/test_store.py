@@ -256,6 +256,30 @@ def test_a_root_indexed_elsewhere_leaves_the_other_roots_looked_at_once(tmp_path
     assert {r.chunk.file_path.rsplit("/", 1)[-1] for r in index.search("first_one second_one")} == {"a.py", "b.py"}
 
 
+def test_chunks_that_cannot_be_decoded_are_redone_though_their_bytes_are_sound(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A build that encoded a segment's chunks otherwise (a development build of the same index format) left
+    bytes that match their checksums: the verify found nothing, so every search failed on them before."""
+    import json
+    import zlib
+
+    from codepith.store import segment
+
+    write(tmp_path / "repo", {"a.py": "def first_one():\n    return 1\n"})
+    codepith.Index.from_path(tmp_path / "repo", model=model)
+    folder = layout.index_dir(str((tmp_path / "repo").resolve()), "code", model.info.digest)
+    old = {p.name for p in folder.iterdir() if p.name.startswith("seg-")}
+    real = segment.Segment.blob
+    foreign = zlib.compress(json.dumps([[1, 2, "def first_one():", "python", ["first_one"]]]).encode())
+
+    def blob(self, off, length):  # type: ignore[no-untyped-def]
+        return foreign if self.name in old else real(self, off, length)
+
+    monkeypatch.setattr(segment.Segment, "blob", blob)
+    index = codepith.Index.from_path(tmp_path / "repo", model=model)
+    assert [r.chunk.file_path for r in index.search("first_one")] == ["a.py"]
+    assert not old & {p.name for p in folder.iterdir() if p.name.startswith("seg-")}, "the unreadable segment went"
+
+
 def test_a_merge_that_finds_no_room_still_completes_the_generation(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from codepith.store import merge
 

@@ -268,15 +268,31 @@ class Index:
             return self._repair(exc, progress)
 
     def _refresh(
-        self, progress: build.Progress | None, wait: bool | None, *, full_check: bool, full: bool = False
+        self,
+        progress: build.Progress | None,
+        wait: bool | None,
+        *,
+        full_check: bool,
+        full: bool = False,
+        suspect: tuple[Path, ...] = (),
     ) -> list[build.RefreshStats]:
-        stats_all = [self._look(i, progress, wait, full_check=full_check, full=full) for i in range(len(self._data))]
+        stats_all = [
+            self._look(i, progress, wait, full_check=full_check, full=full, suspect=suspect)
+            for i in range(len(self._data))
+        ]
         self._reopen()
         self.last_stats = stats_all
         return stats_all
 
     def _look(
-        self, i: int, progress: build.Progress | None, wait: bool | None, *, full_check: bool, full: bool = False
+        self,
+        i: int,
+        progress: build.Progress | None,
+        wait: bool | None,
+        *,
+        full_check: bool,
+        full: bool = False,
+        suspect: tuple[Path, ...] = (),
     ) -> build.RefreshStats:
         """Bring root ``i``'s index up to date with its tree (or say why it could not)."""
         data, st = self._data[i], self._stores[i]
@@ -300,6 +316,7 @@ class Index:
                 changed=moved,
                 wait=wait,
                 full_check=full_check,
+                suspect=suspect,
             )
             if stats.failed and self._corpus is not None:  # (a first look's failure: __init__ says what next)
                 log.warning("%s; searching the index as last written", stats.failed)
@@ -325,7 +342,7 @@ class Index:
         """A segment turned out damaged while reading: verify every byte, drop what is bad, redo its files."""
         log.warning("cached index is damaged (%s); rebuilding the damaged part", exc)
         self._corpus = None
-        return self._refresh(progress, True, full_check=True)
+        return self._refresh(progress, True, full_check=True, suspect=(exc.segment,) if exc.segment else ())
 
     def close(self) -> None:
         """Stop watching (an index that is dropped stops watching too); later refreshes check the stats."""

@@ -14,6 +14,12 @@ class Chunk:
     language: str
     symbols: tuple[str, ...] = ()  # names this chunk defines (functions, classes, methods, ...)
     kind: str = "code"  # a short node label: "function", "class", "section", "lines", "module", ...
+    binds: tuple[str, ...] = ()  # module-level values it binds (`g = LocalProxy(...)`): named, not defined
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """What a search for a name finds here: its definitions, then the values it binds."""
+        return self.symbols + self.binds if self.binds else self.symbols
 
     @property
     def location(self) -> str:

@@ -111,27 +111,28 @@ def _syntax_chunks(rel_path: str, text: str, language: str) -> list[Chunk]:
 def _to_chunks(rel_path: str, lines: list[str], language: str, pieces: list[Piece]) -> list[Chunk]:
     """Make pieces disjoint, trim blank edges, and cover any non-blank line the tree walk missed."""
     pieces = sorted(pieces, key=lambda p: (p.start, p.end))
-    spans: list[tuple[int, int, tuple[str, ...], str]] = []
+    spans: list[tuple[int, int, tuple[str, ...], str, tuple[str, ...]]] = []
     last_end = -1
     for piece in pieces:
         start = max(piece.start, last_end + 1)
         end = min(piece.end, len(lines) - 1)
         if start > end:  # swallowed by the previous piece (shared line): keep its names there
-            if spans and piece.symbols:
-                s, e, syms, kind = spans[-1]
-                spans[-1] = (s, e, tuple(dict.fromkeys((*syms, *piece.symbols))), kind)
+            if spans and (piece.symbols or piece.binds):
+                s, e, syms, kind, bound = spans[-1]
+                syms = tuple(dict.fromkeys((*syms, *piece.symbols)))
+                spans[-1] = (s, e, syms, kind, tuple(dict.fromkeys((*bound, *piece.binds))))
             continue
         span = trim_span(lines, start, end)
         if span is not None:
-            spans.append((span[0], span[1], tuple(piece.symbols), piece.kind))
+            spans.append((span[0], span[1], tuple(piece.symbols), piece.kind, tuple(piece.binds)))
         last_end = end
     chunks: list[Chunk] = []
     row = 0
-    for start, end, symbols, kind in spans + [(len(lines), len(lines), (), "")]:
+    for start, end, symbols, kind, bound in spans + [(len(lines), len(lines), (), "", ())]:
         if start > row:  # safety net: lines outside every piece
             for s, e in window_spans(lines, row, start - 1):
                 chunks.append(make_chunk(rel_path, lines, s, e, language))
         if start < len(lines):
-            chunks.append(make_chunk(rel_path, lines, start, end, language, symbols, kind))
+            chunks.append(make_chunk(rel_path, lines, start, end, language, symbols, kind, bound))
         row = end + 1
     return chunks

@@ -71,6 +71,7 @@ def make_chunk(
     language: str,
     symbols: tuple[str, ...] = (),
     kind: str = "lines",
+    binds: tuple[str, ...] = (),
 ) -> Chunk:
     """A Chunk for 0-based inclusive rows [start, end] (stored 1-based)."""
     return Chunk(
@@ -81,6 +82,7 @@ def make_chunk(
         language=language,
         symbols=symbols,
         kind=kind,
+        binds=binds,
     )
 
 

@@ -481,6 +481,7 @@ class Piece:
     kind: str
     group: bool = False  # made of grouped statements rather than one definition
     anon_only: bool = False  # only punctuation/keywords (a lone closing brace)
+    binds: list[str] = field(default_factory=list)  # module-level values bound here (LangSpec.binds)
 
 
 def _rows(node: Node) -> tuple[int, int]:
@@ -592,10 +593,9 @@ class _Walker:
         def flush() -> None:
             if group:
                 names = [i.name for i in group if i.kind is not None and i.name]
-                if binds is not None:
-                    names += [n for i in group if i.kind is None for n in binds(i.node)]
+                bound = [n for i in group if i.kind is None for n in binds(i.node)] if binds is not None else []
                 anon = not any(i.named for i in group)
-                pieces.append(Piece(group[0].start, group[-1].end, names, ctx_kind, True, anon))
+                pieces.append(Piece(group[0].start, group[-1].end, names, ctx_kind, True, anon, _dedupe(bound)))
                 group.clear()
 
         for item in self.attach(items):
@@ -605,8 +605,11 @@ class _Walker:
                 pieces.extend(self.definition(item, level))
             elif not _fits(item.start, item.end, item.sbyte, item.ebyte):
                 flush()
-                names = [item.name] if item.name else binds(item.node) if binds is not None else []
-                pieces.extend(_windows(item.start, item.end, names, ctx_kind))
+                windows = _windows(item.start, item.end, [item.name] if item.name else [], ctx_kind)
+                if binds is not None and not item.name:
+                    for window in windows:
+                        window.binds = binds(item.node)
+                pieces.extend(windows)
             else:
                 if group and not _fits(group[0].start, item.end, group[0].sbyte, item.ebyte):
                     flush()

@@ -299,6 +299,7 @@ def refresh(
     changed: Collection[str] | None = None,
     wait: bool | None = None,
     full_check: bool = False,
+    suspect: Collection[Path] = (),
 ) -> RefreshStats:
     """Update ``data`` and the store to match the tree on disk.
 
@@ -329,6 +330,7 @@ def refresh(
             wait=wait,
             on_wait=lambda: log.warning("another process is indexing %s; waiting for it", data.root),
             full_check=full_check,
+            suspect=suspect,
         ) as w:
             if w.damaged or st.generation() != data.generation:
                 reload(data, st)

@@ -83,7 +83,7 @@ def _named_symbols(corpus: Corpus, query: Query) -> list[str]:
     if not query.symbol_like:
         for word in query.capitalised:
             hits = corpus.definitions.get(word.lower(), [])
-            if word not in names and any(word in corpus.chunks[i].symbols for i in hits):
+            if word not in names and any(word in corpus.chunks[i].names for i in hits):
                 names.append(word)
     return names
 
@@ -95,7 +95,7 @@ def _one_word_name(corpus: Corpus, query: Query) -> str | None:
     if query.symbol_like or not word.isidentifier() or word.lower() in STOPWORDS:
         return None
     hits = corpus.definitions.get(word.lower(), [])
-    return word if any(word in corpus.chunks[i].symbols for i in hits) else None
+    return word if any(word in corpus.chunks[i].names for i in hits) else None
 
 
 def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: dict[int, float], unit: float) -> None:
@@ -104,7 +104,7 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
     Case decides when it can: ``Serialize`` the trait, not every ``fn serialize``."""
     for name in names:
         defs = corpus.definitions.get(name.lower(), [])
-        exact = [i for i in defs if name in corpus.chunks[i].symbols]
+        exact = [i for i in defs if name in corpus.chunks[i].names]
         if not exact and not query.symbol_like:
             continue
         if not defs and query.symbol_like:

@@ -196,7 +196,7 @@ def gather(corpus: Corpus, ev: IssueEvidence) -> Bonuses:
         named = corpus.definitions.get(name.lower())
         if not named or len(named) > 4 * MAX_DEFS:
             continue
-        exact = [i for i in named if name in corpus.chunks[i].symbols]
+        exact = [i for i in named if name in corpus.chunks[i].names]
         if not exact or len(exact) > MAX_DEFS:
             continue
         amount = NAME * (w / 3.0) / math.sqrt(len(exact))

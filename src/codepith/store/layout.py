@@ -24,7 +24,7 @@ from codepith.errors import CodepithError
 # 8: the piece holding a split definition's first line names the definition, as the comment pieces above do.
 # 9: a segment's arrays in one file (arrays.bin), not one .npy each.
 # 10: 'alias', 'bias', 'canvas', 'atlas', 'cosmos' are their own stems (their plurals' stem), not 'alia'...
-FORMAT_VERSION = 11
+FORMAT_VERSION = 12
 
 
 def cache_root() -> Path:
@@ -47,7 +47,13 @@ def index_dir(root: str, content: str, model_digest: str, cache: Path | None = N
 
 
 class CacheError(Exception):
-    """A cached index that cannot be used (corrupt, truncated, foreign version); callers rebuild."""
+    """A cached index that cannot be used (corrupt, truncated, foreign version); callers rebuild.
+    ``segment``: the segment folder that could not be read, when known, so that a repair redoes its
+    files even though its bytes match their checksums (written by a build that encoded them otherwise)."""
+
+    def __init__(self, message: str, segment: Path | None = None) -> None:
+        super().__init__(message)
+        self.segment = segment
 
 
 class CacheIOError(CodepithError):

@@ -17,7 +17,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Concatenate, NamedTuple, ParamSpec, TypeVar
@@ -202,7 +202,12 @@ class Store:
     # -- writing ------------------------------------------------------------------------------------
     @contextmanager
     def building(
-        self, *, wait: bool = True, on_wait: Callable[[], None] | None = None, full_check: bool = False
+        self,
+        *,
+        wait: bool = True,
+        on_wait: Callable[[], None] | None = None,
+        full_check: bool = False,
+        suspect: Collection[Path] = (),
     ) -> Iterator[Writer]:
         """The builder lock: one writer per index across processes. Others wait (``wait``) or get StoreBusy."""
         try:
@@ -217,7 +222,7 @@ class Store:
         except OSError as exc:  # the lock file cannot be made (a full or read-only disk)
             raise write_error(self.folder, exc) from exc
         try:
-            yield Writer(self, full_check=full_check)
+            yield Writer(self, full_check=full_check, suspect=suspect)
         finally:
             self._lock.release()
 
@@ -262,10 +267,11 @@ def _disk_errors(method: Callable[Concatenate[Writer, _P], _T]) -> Callable[Conc
 class Writer:
     """Commits batches; exists only while the builder lock is held."""
 
-    def __init__(self, store: Store, *, full_check: bool = False) -> None:
+    def __init__(self, store: Store, *, full_check: bool = False, suspect: Collection[Path] = ()) -> None:
         self.store = store
         self.folder = store.folder
         self.full_check = full_check
+        self.suspect = frozenset(suspect)  # segments a reader failed on, whatever their checksums say
         self.damaged: list[str] = []  # why segments were dropped
         self.compact_vectors = False  # int8 vectors in new segments (the builder says so for large repositories)
         self.parse_journal = self.folder / "parsing"  # the file an in-process build is chunking (workers.py)
@@ -292,6 +298,8 @@ class Writer:
         bad = []
         for name, _n, sums in rows:
             why = seg.verify(self.folder / name, json.loads(sums), full=full)
+            if not why and self.folder / name in self.suspect:
+                why = "its chunks could not be read"
             if why:
                 log.warning("index segment %s is damaged (%s); rebuilding its files", name, why)
                 bad.append(name)

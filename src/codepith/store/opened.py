@@ -16,6 +16,7 @@ from pathlib import Path
 
 from codepith.chunks.chunk import Chunk
 from codepith.store import segment as seg
+from codepith.store.layout import CacheError
 
 DECODED_FILES = 512  # files whose decoded chunks are kept (least recently used go first)
 
@@ -54,7 +55,10 @@ class OpenSegments:
             if got is not None:
                 self._decoded.move_to_end(key)
                 return got
-        got = seg.decode_chunks(rel, segment.blob(offset, length))
+        try:
+            got = seg.decode_chunks(rel, segment.blob(offset, length))
+        except CacheError as exc:
+            raise CacheError(str(exc), segment.folder) from None
         with self._lock:
             self._decoded[key] = got
             while len(self._decoded) > DECODED_FILES:

@@ -115,8 +115,8 @@ def encode_file(
         body[side] = 0
     owner = np.repeat(np.arange(n, dtype=np.int64), per_chunk)
     lengths = np.bincount(owner, weights=body, minlength=n) if n else np.zeros(0)
-    symbols = [sym.lower() for c in chunks for sym in c.symbols]  # one entry per symbol, as the table had
-    ddocs = np.repeat(np.arange(n, dtype=np.int64), [len(c.symbols) for c in chunks])
+    symbols = [sym.lower() for c in chunks for sym in c.names]  # one entry per name, as the table had
+    ddocs = np.repeat(np.arange(n, dtype=np.int64), [len(c.names) for c in chunks])
     return NewFile(
         rel,
         n,
@@ -143,7 +143,7 @@ class Placed:
 
 
 def encode_chunks(chunks: Sequence[Chunk]) -> bytes:
-    rows = [[c.start_line, c.end_line, c.content, c.language, list(c.symbols), c.kind] for c in chunks]
+    rows = [[c.start_line, c.end_line, c.content, c.language, list(c.symbols), c.kind, list(c.binds)] for c in chunks]
     return zlib.compress(json.dumps(rows, ensure_ascii=True, separators=(",", ":")).encode("ascii"), 6)
 
 
@@ -151,7 +151,8 @@ def decode_chunks(rel: str, blob: bytes) -> list[Chunk]:
     try:
         rows = json.loads(zlib.decompress(blob))
         return [
-            Chunk(rel, int(s), int(e), str(t), str(lang), tuple(sym), str(kind)) for s, e, t, lang, sym, kind in rows
+            Chunk(rel, int(s), int(e), str(t), str(lang), tuple(sym), str(kind), tuple(binds))
+            for s, e, t, lang, sym, kind, binds in rows
         ]
     except (zlib.error, ValueError, TypeError) as exc:
         raise CacheError(f"corrupt chunk data for {rel} ({type(exc).__name__})") from None
@@ -373,6 +374,7 @@ class Segment:
     """A segment mapped read-only; arrays are memory maps, so opening costs a few header reads."""
 
     def __init__(self, folder: Path, n: int) -> None:
+        self.folder = folder
         self.name = folder.name
         self.n = n
         try:
@@ -386,7 +388,7 @@ class Segment:
                 size = os.fstat(fh.fileno()).st_size
                 self._blob: mmap.mmap | bytes = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except (OSError, ValueError, TypeError, KeyError) as exc:
-            raise CacheError(f"segment {folder.name} unreadable ({exc})") from None
+            raise CacheError(f"segment {folder.name} unreadable ({exc})", folder) from None
         self.vectors: np.ndarray = arr["vectors"]  # float16, or int8 codes in a compact segment
         self.vscale: np.ndarray = arr["vscale"]
         self.compact = self.vectors.dtype == np.int8
@@ -406,7 +408,7 @@ class Segment:
             or (len(self.offsets) and int(self.offsets[-1]) != len(self.docs))
             or len(self.dkeys) != len(self.dchunks)
         ):
-            raise CacheError(f"segment {folder.name} is inconsistent")
+            raise CacheError(f"segment {folder.name} is inconsistent", folder)
 
     def floats(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
         """Rows lo:hi as float32 vectors."""

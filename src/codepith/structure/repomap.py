@@ -79,10 +79,7 @@ def rank_definitions(
     defines: dict[str, set[str]] = {}
     uses: dict[str, Counter[str]] = {}
     for chunk in chunks:
-        # a module-level group's names are values it binds (`request = LocalProxy(...)`), which every
-        # file that uses them would point at; the map ranks the definitions (classes, functions)
-        named = chunk.symbols if chunk.kind != "module" else ()
-        defines.setdefault(chunk.file_path, set()).update(s for s in named if len(s) >= MIN_NAME_CHARS)
+        defines.setdefault(chunk.file_path, set()).update(s for s in chunk.symbols if len(s) >= MIN_NAME_CHARS)
         uses.setdefault(chunk.file_path, Counter()).update(_IDENTIFIER.findall(chunk.content))
     files = sorted(defines)
     if not files:
