@@ -114,19 +114,21 @@ def test_a_name_many_files_define_is_still_each_of_them_when_asked_by_name(tmp_p
     assert {r.chunk.file_path for r in index.search("Widgets", top_k=10)} == set(_WIDGET_PARTS)
 
 
-def test_definition_beats_uses(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
-    uses = "\n".join(f"def caller_{i}():\n    return SessionStore().get({i})\n" for i in range(12))
-    write(
-        tmp_path,
-        {
-            "app/callers.py": uses,
-            "app/more_callers.py": uses,
-            "app/store.py": "x = 1\n\n\nclass SessionStore:\n    def get(self, key):\n        return None\n",
-        },
-    )
+@pytest.mark.parametrize(
+    ("name", "use", "defining"),
+    [
+        ("SessionStore", "SessionStore().get({i})",
+         "x = 1\n\n\nclass SessionStore:\n    def get(self, key):\n        return None\n"),
+        # a value bound at module level (flask's `session = LocalProxy(...)`) is what its users point at
+        ("session", "session.get('user_{i}')", "from app.proxy import LocalProxy\n\nsession = LocalProxy('session')\n"),
+    ],
+)  # fmt: skip
+def test_definition_beats_uses(tmp_path: Path, model, name: str, use: str, defining: str) -> None:  # type: ignore[no-untyped-def]
+    uses = "\n".join(f"def caller_{i}():\n    return {use.format(i=i)}\n" for i in range(12))
+    write(tmp_path, {"app/callers.py": uses, "app/more_callers.py": uses, "app/store.py": defining})
     index = codepith.Index.from_path(tmp_path, model=model)
-    top = index.search("SessionStore", top_k=3)[0]
-    assert top.chunk.file_path == "app/store.py" and "class SessionStore" in top.chunk.content
+    top = index.search(name, top_k=3)[0]
+    assert top.chunk.file_path == "app/store.py" and name in top.chunk.names
 
 
 def test_exact_case_definition_wins(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
@@ -331,21 +333,6 @@ def test_one_word_query_finds_its_definition(tmp_path: Path, model, monkeypatch)
     assert _files(index.search("backoff", top_k=3))[0] == "app/policy.py"
     monkeypatch.setattr(engine, "ONE_WORD", 0.0)
     assert _files(index.search("backoff", top_k=3))[0] != "app/policy.py"
-
-
-def test_a_module_level_value_is_found_where_it_is_bound(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
-    uses = "\n".join(f"def view_{i}():\n    return session.get('user_{i}')\n" for i in range(8))
-    write(
-        tmp_path,
-        {
-            "web/views.py": uses,
-            "web/more_views.py": uses,
-            "web/globals.py": "from web.proxy import LocalProxy\n\nsession = LocalProxy('session')\n",
-            "web/proxy.py": "class LocalProxy:\n    def __init__(self, name):\n        self.name = name\n",
-        },
-    )
-    index = codepith.Index.from_path(tmp_path, model=model)
-    assert _files(index.search("session", top_k=3))[0] == "web/globals.py"
 
 
 def test_interfaces_and_facades_rank_below_the_implementation(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]

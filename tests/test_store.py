@@ -256,7 +256,7 @@ def test_a_root_indexed_elsewhere_leaves_the_other_roots_looked_at_once(tmp_path
     assert {r.chunk.file_path.rsplit("/", 1)[-1] for r in index.search("first_one second_one")} == {"a.py", "b.py"}
 
 
-def test_chunks_that_cannot_be_decoded_are_redone_though_their_bytes_are_sound(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_undecodable_chunks_are_redone_though_their_bytes_are_sound(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A build that encoded a segment's chunks otherwise (a development build of the same index format) left
     bytes that match their checksums: the verify found nothing, so every search failed on them before."""
     import json
