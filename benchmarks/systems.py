@@ -12,8 +12,9 @@ import os
 import re
 import tempfile
 import threading
+import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -257,6 +258,28 @@ def cold_cache(backend: Backend) -> Iterator[Path | None]:
                 os.environ.pop(backend.cache_env, None)
             else:
                 os.environ[backend.cache_env] = previous
+
+
+def warm_up(names: Sequence[str], model: Path | None) -> None:
+    """Imports, model loads and first-use costs of each system, on a one-file tree, before any timing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "w.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+        for name in names:
+            with cold_cache(BACKENDS[name]):
+                BACKENDS[name].build(Path(tmp), model).search("add", 10, None)
+
+
+def best_cold_builds(names: Sequence[str], root: Path, model: Path | None, reps: int) -> dict[str, float]:
+    """Each system's fastest of ``reps`` builds of ``root``, each in a fresh cache, the systems in turn
+    (one build of a small repository swings by 2x on a shared machine)."""
+    best = {name: float("inf") for name in names}
+    for _ in range(reps):
+        for name in names:
+            with cold_cache(BACKENDS[name]):
+                started = time.perf_counter()
+                BACKENDS[name].build(root, model)
+                best[name] = min(best[name], time.perf_counter() - started)
+    return best
 
 
 def default_model_dir(repo_root: Path) -> Path | None:
