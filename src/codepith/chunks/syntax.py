@@ -89,7 +89,7 @@ class LangSpec:
     needs_body: frozenset[str] = frozenset()  # a definition only if it has a body (C `struct x;` is not)
     special: dict[str, Special] = field(default_factory=dict)
     # names a module-level statement binds without being a definition (``g = LocalProxy(...)``,
-    # ``const defaults = {...}``): symbols of the chunk holding it, not chunks of their own
+    # ``var ErrGone = errors.New(...)``): named by the chunk holding it (Chunk.binds), not chunks of their own
     binds: Callable[[Node], list[str]] | None = None
 
 
@@ -209,6 +209,7 @@ _JS = LangSpec(
     prefixes=frozenset({"comment", "decorator"}),
     special=_JS_SPECIAL,
 )
+
 
 def _public(name: str) -> bool:
     return bool(name) and not (name.startswith("__") and name.endswith("__"))  # not __all__, __version__

@@ -24,6 +24,8 @@ from codepith.errors import CodepithError
 # 8: the piece holding a split definition's first line names the definition, as the comment pieces above do.
 # 9: a segment's arrays in one file (arrays.bin), not one .npy each.
 # 10: 'alias', 'bias', 'canvas', 'atlas', 'cosmos' are their own stems (their plurals' stem), not 'alia'...
+# 11: module-level values a chunk binds (`g = LocalProxy(...)`) among its definitions (only ever on main).
+# 12: ... in a field of their own (Chunk.binds): a chunk row has seven fields.
 FORMAT_VERSION = 12
 
 
