@@ -243,6 +243,10 @@ def test_small_statements_grouped() -> None:
         ("f.c", "c", "static const struct file_operations ext4_fops = { .read = r };\nint probe(void);\n"
          "extern int seen;\n", ["ext4_fops"], ["probe", "seen"]),
         ("v.rb", "ruby", "VERSION = \"1.0\"\ncount = 0\n", ["VERSION"], ["count"]),
+        ("d.kt", "kotlin", "package a\n\npublic val Default: Int = 3\ninternal const val MAX = 4\n",
+         ["Default", "MAX"], []),
+        ("m.swift", "swift", "let maxCount = 3\nvar registry = [String: Int]()\n", ["maxCount", "registry"], []),
+        ("v.php", "php", "<?php\nnamespace A;\nconst VERSION = '1';\n", ["VERSION"], []),
     ],
 )  # fmt: skip
 def test_module_level_values_are_named_by_the_chunk_that_binds_them(

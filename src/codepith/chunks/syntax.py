@@ -267,6 +267,25 @@ def _ruby_binds(node: Node) -> list[str]:
     return [_text(left)] if left is not None and left.type == "constant" else []
 
 
+def _kotlin_swift_binds(node: Node) -> list[str]:
+    """Kotlin's top-level `val Default = ...` / `const val MAX = 4`, Swift's `let maxCount = 3`."""
+    if node.type != "property_declaration":
+        return []
+    for child in node.named_children:
+        if child.type in ("variable_declaration", "pattern"):
+            name = next((c for c in child.named_children if c.type in ("identifier", "simple_identifier")), None)
+            return [_text(name)] if name is not None else []
+    return []
+
+
+def _php_binds(node: Node) -> list[str]:
+    """`const VERSION = '1';` at namespace level."""
+    if node.type != "const_declaration":
+        return []
+    elements = (c for c in node.named_children if c.type == "const_element")
+    return [_text(n) for e in elements for n in e.named_children[:1] if n.type == "name"]
+
+
 SPECS: dict[str, LangSpec] = {
     "python": LangSpec(
         defs={"function_definition": "function", "class_definition": "class"},
@@ -356,6 +375,7 @@ SPECS: dict[str, LangSpec] = {
             "secondary_constructor": "constructor",
         },
         prefixes=frozenset({"line_comment", "block_comment", "comment"}),
+        binds=_kotlin_swift_binds,
     ),  # fmt: skip
     "scala": LangSpec(
         defs={
@@ -383,6 +403,7 @@ SPECS: dict[str, LangSpec] = {
             "protocol_function_declaration": "function",
         },
         prefixes=frozenset({"comment", "multiline_comment"}),
+        binds=_kotlin_swift_binds,
     ),  # fmt: skip
     "lua": LangSpec(
         defs={"function_declaration": "function"},
@@ -434,6 +455,7 @@ SPECS: dict[str, LangSpec] = {
             "namespace_definition": "namespace",
         },
         needs_body=frozenset({"namespace_definition"}),
+        binds=_php_binds,
     ),  # fmt: skip
 }
 

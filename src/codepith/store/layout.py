@@ -26,7 +26,8 @@ from codepith.errors import CodepithError
 # 10: 'alias', 'bias', 'canvas', 'atlas', 'cosmos' are their own stems (their plurals' stem), not 'alia'...
 # 11: module-level values a chunk binds (`g = LocalProxy(...)`) among its definitions (only ever on main).
 # 12: ... in a field of their own (Chunk.binds): a chunk row has seven fields.
-FORMAT_VERSION = 12
+# 13: Kotlin, Swift and PHP module-level values bound too.
+FORMAT_VERSION = 13
 
 
 def cache_root() -> Path:
