@@ -9,8 +9,9 @@ Two files in ``seg-<id>/``:
   - ``lengths``: float32 BM25 length of each chunk (sum of its term counts);
   - ``keys`` / ``offsets`` / ``docs`` / ``tfs``: postings by term, CSR: the sorted 64-bit hashes of the
     terms present, where each term's run starts, and the chunk (local id) and count of each;
-  - ``dkeys`` / ``dchunks``: definitions, the same way: hashed lower-cased symbol -> chunk;
-- ``chunks.bin``: per file, a zlib-compressed JSON list of its chunks (lines, text, language, symbols, kind, the values it binds).
+  - ``dkeys`` / ``dchunks``: names, the same way: hashed lower-cased definition or bound value -> chunk;
+- ``chunks.bin``: per file, a zlib-compressed JSON list of its chunks (lines, text, language, symbols, kind,
+  the values it binds).
 One file for the arrays, not one ``.npy`` each (as before format 9): eight fsyncs and eight maps fewer per
 segment, a quarter of a small repository's build, and 0.1 s of a cold search on the kernel's 62 segments.
 A hand-made container, because ``.npz`` compresses or, stored, cannot be mapped array by array.
