@@ -142,21 +142,22 @@ def prepare(root: str, texts: Sequence[str], limit: int | None, work: Path) -> d
         vectors[ids] = rows
     q_terms: list[list[int]] = []
     for q in texts:
-        ids = []
+        term_ids: list[int] = []
         for t in parse_query(q).terms:
             i = int(np.searchsorted(vocab, np.uint64(term_key(t))))
-            ids.append(i if i < len(vocab) and vocab[i] == np.uint64(term_key(t)) else -1)
-        q_terms.append(ids)
+            term_ids.append(i if i < len(vocab) and vocab[i] == np.uint64(term_key(t)) else -1)
+        q_terms.append(term_ids)
     qvecs = np.stack([index.model.encode([q])[0] for q in texts]).astype(np.float32)
     work.mkdir(parents=True, exist_ok=True)
-    for name, arr in {
+    arrays: dict[str, np.ndarray] = {
         "indptr": indptr,
         "term": term.astype(np.int64),
         "tfs": tfs,
         "vocab": vocab.astype(np.uint64),
         "vectors": vectors,
         "qvecs": qvecs,
-    }.items():
+    }
+    for name, arr in arrays.items():
         np.save(work / f"{name}.npy", arr)
     meta = {"root": root, "n": n, "corpus_n": corpus.n, "dims": corpus.dims, "compact": compact}
     meta |= {"postings": len(term), "vocab": len(vocab), "queries": list(texts), "q_terms": q_terms}

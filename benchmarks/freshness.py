@@ -214,11 +214,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, (med, low) in rows:
         print(f"| {name} | {med:.2f} | {low:.2f} |")
     if args.edits:
-        lat = _edit_latency(tree, args.edits, args.model)
-        values = [ms for _, ms in lat]
+        edits = _edit_latency(tree, args.edits, args.model)
+        values = [ms for _, ms in edits]
         print(f"\nedit -> refreshed (watched, hard-link copy): p50 {statistics.median(values):.0f} ms, "
               f"max {max(values):.0f} ms over {len(values)} changes")  # fmt: skip
-        for rel, ms in lat:
+        for rel, ms in edits:
             print(f"  {ms:7.0f} ms  {rel}")
     return 0
 

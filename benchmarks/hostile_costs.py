@@ -10,11 +10,13 @@ PYTHONPATH to each) in one session to compare versions side by side.
 from __future__ import annotations
 
 import argparse
+import functools
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
-def _timed(label: str, fn) -> None:  # type: ignore[no-untyped-def]
+def _timed(label: str, fn: Callable[[], object]) -> None:
     t0 = time.perf_counter()
     try:
         fn()
@@ -50,7 +52,7 @@ def main() -> None:
     index.search("warm up the lazy tables", refresh=False)
     for size in (10_000, 1_000_000, 10_000_000):
         query = (seed * (size // max(len(seed), 1) + 1))[:size]
-        _timed(f"search with a {size:,}-character query", lambda q=query: index.search(q, refresh=False))
+        _timed(f"search with a {size:,}-character query", functools.partial(index.search, query, refresh=False))
 
 
 if __name__ == "__main__":

@@ -110,9 +110,13 @@ def _build_codepith(root: Path, model_dir: Path | None, refresh: bool = True, wa
     if not hasattr(codepith, "Index"):
         raise BenchSystemError("codepith.Index does not exist yet")
     model = None if model_dir is None else str(model_dir)
-    kwargs = {"watch": True} if watch else {}
     threads = threading.active_count()
-    return _CodepithIndex(codepith.Index.from_path(str(root), model=model, **kwargs), refresh, threads)
+    index = (
+        codepith.Index.from_path(str(root), model=model, watch=True)
+        if watch
+        else codepith.Index.from_path(str(root), model=model)
+    )
+    return _CodepithIndex(index, refresh, threads)
 
 
 def _build_codepith_no_refresh(root: Path, model_dir: Path | None) -> BuiltIndex:
