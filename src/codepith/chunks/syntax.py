@@ -10,7 +10,7 @@ nodes plus the members of its large definitions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -519,9 +519,10 @@ def _fits(start: int, end: int, sbyte: int, ebyte: int) -> bool:
     return end - start < MAX_LINES and ebyte - sbyte <= MAX_BYTES
 
 
-def _windows(start: int, end: int, symbols: list[str], kind: str) -> list[Piece]:
+def _windows(start: int, end: int, symbols: list[str], kind: str, binds: Sequence[str] = ()) -> list[Piece]:
     return [
-        Piece(s, min(s + MAX_LINES - 1, end), list(symbols), kind) for s in range(start, end + 1, MAX_LINES)
+        Piece(s, min(s + MAX_LINES - 1, end), list(symbols), kind, binds=list(binds))
+        for s in range(start, end + 1, MAX_LINES)
     ]
 
 
@@ -628,11 +629,8 @@ class _Walker:
                 pieces.extend(self.definition(item, level))
             elif not _fits(item.start, item.end, item.sbyte, item.ebyte):
                 flush()
-                windows = _windows(item.start, item.end, [item.name] if item.name else [], ctx_kind)
-                if binds is not None and not item.name:
-                    for window in windows:
-                        window.binds = binds(item.node)
-                pieces.extend(windows)
+                bound = binds(item.node) if binds is not None and not item.name else []
+                pieces.extend(_windows(item.start, item.end, [item.name] if item.name else [], ctx_kind, bound))
             else:
                 if group and not _fits(group[0].start, item.end, group[0].sbyte, item.ebyte):
                     flush()

@@ -82,10 +82,14 @@ def _named_symbols(corpus: Corpus, query: Query) -> list[str]:
     names = list(query.names)
     if not query.symbol_like:
         for word in query.capitalised:
-            hits = corpus.definitions.get(word.lower(), [])
-            if word not in names and any(word in corpus.chunks[i].names for i in hits):
+            if word not in names and _names_exactly(corpus, word):
                 names.append(word)
     return names
+
+
+def _names_exactly(corpus: Corpus, name: str) -> bool:
+    """Whether some chunk defines or binds this very name, case included (the table is lower-cased)."""
+    return any(name in corpus.chunks[i].names for i in corpus.definitions.get(name.lower(), []))
 
 
 def _one_word_name(corpus: Corpus, query: Query) -> str | None:
@@ -94,8 +98,7 @@ def _one_word_name(corpus: Corpus, query: Query) -> str | None:
     word = query.text.strip()
     if query.symbol_like or not word.isidentifier() or word.lower() in STOPWORDS:
         return None
-    hits = corpus.definitions.get(word.lower(), [])
-    return word if any(word in corpus.chunks[i].names for i in hits) else None
+    return word if _names_exactly(corpus, word) else None
 
 
 def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: dict[int, float], unit: float) -> None:
