@@ -40,10 +40,11 @@ def term_bags(rel_path: str, chunks: list[Chunk]) -> list[TermCounts]:
         counts = token_counts(c.content)
         for tok in extra:
             counts[tok] = counts.get(tok, 0) + 1
+        length = sum(counts.values())
         for tok in tokenize(" ".join(c.names[:NAMES_IN_FIELD])):
             key = SIDE_MARK + tok
             counts[key] = counts.get(key, 0) + 1
-        terms.append(TermCounts(tuple(counts), tuple(counts.values())))
+        terms.append(TermCounts(tuple(counts), tuple(counts.values()), length))
     return terms
 
 

@@ -11,7 +11,9 @@ B = 0.75
 
 @dataclass(frozen=True)
 class TermCounts:
-    """One document's bag of tokens: term strings and how often each occurs."""
+    """One document's bag of tokens: term strings and how often each occurs, and its BM25 length (the
+    counts of its body terms: the name field's, marked and last in the bag, have no share in it)."""
 
     terms: tuple[str, ...]
     counts: tuple[int, ...]
+    length: int

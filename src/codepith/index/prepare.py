@@ -46,5 +46,5 @@ def prepare_file(model: StaticModel, rel_path: str, got: FileAnalysis) -> Prepar
             vectors = model.encode(texts)
         except Exception as exc:  # noqa: BLE001 - one file's text never fails a build
             log.warning("embedding %s failed (%s); it is found by its words only", rel_path, type(exc).__name__)
-    terms = [(t.terms, t.counts) for t in got.terms]
+    terms = [(t.terms, t.counts, t.length) for t in got.terms]
     return Prepared(encode_file(rel_path, got.chunks, terms, vectors), got.fallback)
