@@ -38,3 +38,26 @@ def test_encode_is_stable_across_batches_and_cache_state() -> None:
     model._word_ids.clear()
     two = np.vstack([model.encode([t]) for t in TEXTS])
     assert np.allclose(one, two, atol=1e-6)
+
+
+def test_python_wordpiece_equals_the_tokenizer_word_by_word() -> None:
+    """Every word of this package's own source, and the edges of WordPiece (a word of exactly the
+    longest accepted length and one past it, letters no whole piece starts, digits)."""
+    from pathlib import Path
+
+    from codepith.model.loader import _BERT_ASCII_WORDS
+
+    model = load_model(None)
+    fast = model._ascii_fast
+    assert fast is not None and fast.pieces is not None  # the bundled model takes the Python path
+    plain = Tokenizer.from_file(str(DATA_DIR / "tokenizer.json"))
+    plain.no_padding()
+    plain.no_truncation()
+    words: set[str] = {"a" * 100, "b" * 101, "unbelievably", "xqzjvw", "v2beta3", "0123456789" * 3}
+    for path in sorted(Path(DATA_DIR).parents[1].rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if text.isascii():
+            words.update(_BERT_ASCII_WORDS.findall(text.lower()))
+    assert len(words) > 2000
+    mismatched = [w for w in sorted(words) if fast.pieces.ids(w) != plain.encode(w, add_special_tokens=False).ids]
+    assert mismatched == []
