@@ -138,7 +138,7 @@ class Placed:
 
 def encode_chunks(chunks: Sequence[Chunk]) -> bytes:
     rows = [[c.start_line, c.end_line, c.content, c.language, list(c.symbols), c.kind, list(c.binds)] for c in chunks]
-    return zlib.compress(json.dumps(rows, ensure_ascii=True, separators=(",", ":")).encode("ascii"), 1)
+    return zlib.compress(json.dumps(rows, ensure_ascii=True, separators=(",", ":")).encode("ascii"), 6)
 
 
 def decode_chunks(rel: str, blob: bytes) -> list[Chunk]:
