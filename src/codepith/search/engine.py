@@ -101,7 +101,9 @@ def _one_word_name(corpus: Corpus, query: Query) -> str | None:
     return word if _names_exactly(corpus, word) else None
 
 
-def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: dict[int, float], unit: float) -> None:
+def _boost_definitions(
+    corpus: Corpus, query: Query, names: list[str], scores: dict[int, float], unit: float, file_of: dict[int, int]
+) -> None:
     """Chunks that define a queried name gain ``unit`` (half again when the file is named after it),
     whether or not retrieval found them: a definition nobody mentions is still the answer.
     Case decides when it can: ``Serialize`` the trait, not every ``fn serialize``."""
@@ -113,7 +115,7 @@ def _boost_definitions(corpus: Corpus, query: Query, names: list[str], scores: d
         if not defs and query.symbol_like:
             _boost_uses(corpus, name, scores, unit * USES / DEFINITION)
             if NAMED_FILE:
-                _boost_named_files(corpus, name, scores, unit * NAMED_FILE / DEFINITION)
+                _boost_named_files(corpus, name, scores, unit * NAMED_FILE / DEFINITION, file_of)
             continue
         chosen = exact or defs
         # Ruby's `module Sinatra` reopened in every file, zod's ZodType in v3 and v4: a boost would lift every
@@ -174,15 +176,13 @@ def _boost_uses(corpus: Corpus, name: str, scores: dict[int, float], bonus: floa
             scores[idx] = scores.get(idx, 0.0) + bonus
 
 
-def _boost_named_files(corpus: Corpus, name: str, scores: dict[int, float], bonus: float) -> None:
+def _boost_named_files(
+    corpus: Corpus, name: str, scores: dict[int, float], bonus: float, file_of: dict[int, int]
+) -> None:
     """A symbol the repository never defines (a library's class it wraps, ``Tokenizer``): a module named
     after it is where a reader looks first. Its best chunk among the candidates gains ``bonus``."""
-    best: dict[int, int] = {}
-    for idx, f in _files_of(corpus, scores).items():
-        if f not in best or scores[idx] > scores[best[f]]:
-            best[f] = idx
     files = corpus.files
-    for f, idx in best.items():
+    for f, idx in _best_per_file(scores, _files_of(corpus, scores, file_of)).items():
         if stem_matches_symbol(files[f], name):
             scores[idx] += bonus
 
@@ -212,16 +212,23 @@ def _files_of(corpus: Corpus, scores: dict[int, float], known: dict[int, int] | 
     return got
 
 
-def _boost_coherent_files(corpus: Corpus, scores: dict[int, float], top: float, file_of: dict[int, int]) -> None:
-    file_sum: dict[int, float] = {}
+def _best_per_file(scores: dict[int, float], file_of: dict[int, int]) -> dict[int, int]:
+    """Each file's best-scored candidate (the first of equals)."""
     best: dict[int, int] = {}
     for idx, s in scores.items():
         f = file_of[idx]
-        file_sum[f] = file_sum.get(f, 0.0) + s
         if f not in best or s > scores[best[f]]:
             best[f] = idx
+    return best
+
+
+def _boost_coherent_files(corpus: Corpus, scores: dict[int, float], top: float, file_of: dict[int, int]) -> None:
+    file_sum: dict[int, float] = {}
+    for idx, s in scores.items():
+        f = file_of[idx]
+        file_sum[f] = file_sum.get(f, 0.0) + s
     most = max(file_sum.values())
-    for f, idx in best.items():
+    for f, idx in _best_per_file(scores, file_of).items():
         scores[idx] += COHERENCE * top * file_sum[f] / most
 
 
@@ -354,11 +361,10 @@ def search(
             names = _named_symbols(corpus, query)
             word = _one_word_name(corpus, query) if ONE_WORD else None
             if word:
-                _boost_definitions(corpus, query, [word], scores, top * ONE_WORD)
+                _boost_definitions(corpus, query, [word], scores, top * ONE_WORD, file_of)
             if names:
-                _boost_definitions(
-                    corpus, query, names, scores, top * (DEFINITION if query.symbol_like else EMBEDDED_DEFINITION)
-                )
+                unit = top * (DEFINITION if query.symbol_like else EMBEDDED_DEFINITION)
+                _boost_definitions(corpus, query, names, scores, unit, file_of)
         file_of = _files_of(corpus, scores, file_of)  # the chunks the boosts brought in as well
         if not query.symbol_like:
             _boost_path_words(corpus, query, scores, top, file_of)
