@@ -187,7 +187,7 @@ class Index:
         # A root whose last write failed (a full disk): (when, why). Its searches use the last commit and
         # name the failure; the write is tried again WRITE_RETRY_SECONDS later, not on every search.
         self._write_failed: list[tuple[float, str] | None] = [None] * len(roots)
-        complete = [st.meta().get("complete") == "1" for st in self._stores]
+        complete = [st.complete() for st in self._stores]
         for i, stats in enumerate(self.refresh(progress=progress, wait=True)):
             if stats.failed and not complete[i]:  # no whole index to fall back on: build it elsewhere
                 self._build_elsewhere(i, stats.failed, progress)

@@ -324,7 +324,7 @@ def refresh(
             if changed is not None and not changed:
                 return _unchanged(data, t0)
     if wait is None:
-        wait = st.meta().get("complete") != "1"
+        wait = not st.complete()
     try:
         with st.building(
             wait=wait,
@@ -427,7 +427,7 @@ def _refresh_locked(
     else:
         changes.settle(data, delta, racy_after)
     data.refreshed_at = time.time()
-    if stats.dirty or w.store.meta().get("complete") != "1":
+    if stats.dirty or not w.store.complete():
         w.finish(walk_skipped=_skipped_json(data), refreshed_at=data.refreshed_at, fresh=_fresh(data))
     else:  # the same files: record the new freshness state without a new generation for readers to open
         w.note(walk_skipped=_skipped_json(data), refreshed_at=data.refreshed_at, fresh=_fresh(data))

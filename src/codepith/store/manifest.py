@@ -153,6 +153,11 @@ class Store:
         got = self._query("SELECT value FROM meta WHERE key = 'generation'")
         return int(got[0][0]) if got else 0
 
+    def complete(self) -> bool:
+        """Whether the last commit holds a whole index (one row, as ``generation``)."""
+        got = self._query("SELECT value FROM meta WHERE key = 'complete'")
+        return bool(got) and got[0][0] == "1"
+
     def files(self) -> dict[str, FileMeta]:
         rows = self._query("SELECT rel, size, mtime_ns, digest, skip, chars, language, racy, n, fallback FROM files")
         return {
@@ -294,7 +299,7 @@ class Writer:
         committed segments that are damaged, with their files' rows, so those files are redone."""
         rows = self.store._query("SELECT name, chunks, sums FROM segments")
         known = {r[0] for r in rows}
-        full = self.full_check or self.store.meta().get("complete") != "1"  # after a crash: read every byte
+        full = self.full_check or not self.store.complete()  # after a crash: read every byte
         bad = []
         for name, _n, sums in rows:
             why = seg.verify(self.folder / name, json.loads(sums), full=full)
