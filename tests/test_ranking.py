@@ -317,6 +317,36 @@ def test_header_brings_its_implementation(tmp_path: Path, model, monkeypatch) ->
     assert "src/placement.cpp" not in _files(index.search(query, top_k=3))
 
 
+def test_unit_groups_found_in_the_listing_equal_the_unit_map() -> None:
+    """The stem search over the joined paths finds each unit's files exactly as splitting every path does
+    (case, half markers, dotted stems, a stem that is a prefix or a folder of another path)."""
+    from codepith.search import companions as comp
+
+    paths = [
+        "Foo.h", "src/foo.cpp", "src/foo-inl.h", "lib/foo_impl.cc", "foo/bar.c", "foobar.h", "a/foo.bar.h",
+        "a/foo.bar.cc", "b/FOO_IMPL.hpp", "b/foo_impl.hpp", "c/foo.py", "d/foo.", "e/xfoo.c", "f/foo.c.orig",
+        "utils/x.h", "utils/x.c", "g/x.h", "h/x.h", "i/x.h", "j/x.cpp", "k/core.h", "k/core.c", "core.c",
+    ]
+
+    class Fake:
+        def __init__(self, files: list[str]) -> None:
+            self.files = files
+            self.cache: dict[str, object] = {}
+
+        def derived(self, name, compute, *, of_paths=False):  # type: ignore[no-untyped-def]
+            if name not in self.cache:
+                self.cache[name] = compute(self)
+            return self.cache[name]
+
+    fake = Fake(paths)
+    by_map = comp._units(fake)  # type: ignore[arg-type]
+    assert fake.derived("listing", comp._listing) is not None
+    for key, group in by_map.items():
+        assert comp._same_unit(fake, key) == group, key  # type: ignore[arg-type]
+    assert comp.has_units(fake)  # type: ignore[arg-type]
+    assert not comp.has_units(Fake(["a.py", "b/c.rs"]))  # type: ignore[arg-type]
+
+
 def test_one_word_query_finds_its_definition(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from codepith.search import engine
 
