@@ -14,6 +14,7 @@ from codepith.search.ecosystems import unit_tables
 _FAMILY, _SUFFIXES = unit_tables()
 _MAX_GROUP = 4  # a stem shared by more files than this (``utils.h`` in every folder) pairs only within a folder
 _PAIRED_EXT = re.compile(r"\.(?:" + "|".join(map(re.escape, _FAMILY)) + r")\n")
+_FOUND_KEYS = 8  # units looked up by stem search before the whole map pays (a long-lived process asks often)
 _HALF_TAIL = re.compile(r"(?:" + "|".join(re.escape(x.lower()) for x in _SUFFIXES) + r")?\.[^./\n]+\n")
 
 
@@ -61,11 +62,17 @@ def _listing(corpus: Corpus) -> tuple[str, str] | None:
 
 
 def _same_unit(corpus: Corpus, key: tuple[str, str]) -> list[str]:
-    """The files of one unit. Found in the joined listing with ``str.find`` on the stem (a few ms on the
-    kernel's 60k paths) rather than by splitting every path into a unit map first: the first search of a
-    process that opened the kernel spent 0.15-0.27 s building that map for its five leading files."""
+    """The files of one unit. The first few are found in the joined listing with ``str.find`` on the stem
+    (about 4 ms each on the kernel's 60k paths) rather than by splitting every path into a unit map: the
+    first search of a process that opened the kernel spent 0.15-0.27 s building that map for its five
+    leading files. Past ``_FOUND_KEYS`` units the map is built and read (a warm search over the kernel
+    paid ~10 ms a query for finding every time)."""
+    memo: dict[tuple[str, str], list[str]] = corpus.derived("found_units", lambda c: {}, of_paths=True)
+    got = memo.get(key)
+    if got is not None:
+        return got
     listing = corpus.derived("listing", _listing, of_paths=True)
-    if listing is None:
+    if listing is None or len(memo) >= _FOUND_KEYS:  # a search costs ~4 ms a unit on the kernel; the map, one 0.15 s
         return _by_unit(corpus).get(key, [])
     text, lowered = listing
     found: dict[str, int] = {}  # path -> where it begins in the listing, which keeps the corpus's file order
@@ -80,11 +87,17 @@ def _same_unit(corpus: Corpus, key: tuple[str, str]) -> list[str]:
                 if _split(path) == key:
                     found[path] = start
             at = lowered.find(needle, at + 1)
-    return sorted(found, key=found.__getitem__)
+    memo[key] = got = sorted(found, key=found.__getitem__)
+    return got
 
 
 def has_units(corpus: Corpus) -> bool:
-    """Whether any file of this corpus belongs to a language that splits units over files."""
+    """Whether any file of this corpus belongs to a language that splits units over files (asked by every
+    search, so judged once per corpus)."""
+    return corpus.derived("has_units", _has_units, of_paths=True)
+
+
+def _has_units(corpus: Corpus) -> bool:
     listing = corpus.derived("listing", _listing, of_paths=True)
     if listing is None:
         return bool(_by_unit(corpus))
