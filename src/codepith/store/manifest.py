@@ -158,12 +158,11 @@ class Store:
         got = self._query("SELECT value FROM meta WHERE key = 'complete'")
         return bool(got) and got[0][0] == "1"
 
-    def files(self) -> dict[str, FileMeta]:
+    def file_rows(self) -> Iterator[tuple[Any, ...]]:
+        """The file table's rows, in ``FileMeta``'s field order, the path decoded: for a caller that makes
+        its own records from them (a kernel-sized table as FileMeta first, then records, cost 0.1 s more)."""
         rows = self._query("SELECT rel, size, mtime_ns, digest, skip, chars, language, racy, n, fallback FROM files")
-        return {
-            (rel := _rel(r[0])): FileMeta(rel, r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], r[9])
-            for r in rows
-        }
+        return ((_rel(r[0]), *r[1:]) for r in rows)
 
     @contextmanager
     def snapshot(self) -> Iterator[tuple[dict[str, str], list[tuple[str, int, str]], list[tuple[Any, ...]]]]:
