@@ -221,6 +221,7 @@ def build_codepith(data: Data, folder: Path) -> None:
             folder,
             vectors=np.asarray(vectors[lo:hi]),
             lengths=lengths[lo:hi],
+            marks=np.zeros(hi - lo, np.uint8),
             postings=(keys[a:b], docs, np.asarray(tfs[a:b])),
             defs=(np.zeros(0, np.uint64), np.zeros(0, np.int64)),
             blobs=[b""],

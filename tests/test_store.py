@@ -580,3 +580,47 @@ def test_packed_arrays_fit_whatever_their_sizes(tmp_path: Path) -> None:
         got = unpack(path)
         assert {k: v.shape for k, v in got.items()} == {k: v.shape for k, v in arrays.items()}
         assert np.array_equal(got["keys"], arrays["keys"])
+
+
+def test_marks_are_judged_at_build_time_and_kept_through_edits_and_merges(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    """A search reads the wiring/declaration/generated bits from the segment; they must say what the rules
+    say of the stored chunk, in every generation (after refreshes that write small segments and merges)."""
+    from codepith.chunks import marks
+    from codepith.store import merge
+
+    root = tmp_path / "repo"
+    _many(root, 12)
+    write(
+        root,
+        {
+            "pkg/__init__.py": "from .a import b\nfrom .c import d\nimport os\n",
+            "api/binding.go": "package api\n\n// Binding binds.\ntype Binding interface {\n\tBind() error\n}\n",
+            "gen/parser.c": "/* A Bison parser, made by GNU Bison 3.0.4.  */\nint yyparse(void) { return 0; }\n",
+        },
+    )
+
+    def check(index: codepith.Index) -> dict[str, int]:
+        corpus = index.corpus
+        got: dict[str, int] = {}
+        for path in corpus.files:
+            ids = corpus.chunk_indices(path)
+            want = marks.file_marks(path, [corpus.chunk(i) for i in ids])
+            assert [int(corpus.marks[i]) for i in ids] == want, path
+            got[path] = int(np.bitwise_or.reduce(corpus.marks[ids])) if ids else 0
+        return got
+
+    index = codepith.Index.from_path(root, model=model)
+    bits = check(index)
+    assert bits["pkg/__init__.py"] == marks.WIRING
+    assert bits["api/binding.go"] & marks.DECLARATION
+    assert bits["gen/parser.c"] == marks.GENERATED
+    assert bits["pkg1/mod_1.py"] == 0
+    for i in range(2 * merge.MAX_SMALL):  # each refresh writes a small segment; merges fold them together
+        name = "gen/parser.c" if i % 2 else "pkg/__init__.py"
+        text = (root / name).read_text()
+        (root / name).write_text(text + ("int more_%d(void) { return 1; }\n" % i if i % 2 else "import sys\n"))
+        index.refresh()
+        check(index)
+    full = codepith.Index.from_path(root, model=model, use_cache=False)
+    assert np.array_equal(index.corpus.marks, full.corpus.marks)
+    assert check(index)["gen/parser.c"] == marks.GENERATED

@@ -238,7 +238,7 @@ class Corpus:
         self.chunks = Chunks(self)
         self.bm25 = SegmentBM25(self)
         self.definitions = Definitions(self)
-        self._flags: dict[str, dict[int, bool]] = {}
+        self._marks: np.ndarray | None = None
         self._derived: dict[str, object] = {}
         self._of_paths: set[str] = set()  # derived tables that depend on the file paths only
         if previous is not None and previous._of_paths and previous.files == self.files:
@@ -286,19 +286,16 @@ class Corpus:
         out = np.concatenate(mats)
         return out if self.identity else out[self.perm]
 
-    def flags(self, name: str, test: Callable[[Chunk], bool]) -> Callable[[int], bool]:
-        """A per-chunk fact derived from the chunk, computed on first use and kept with the corpus: a query
-        asks it of its few hundred candidates, never of every chunk (1.3M in the Linux kernel)."""
-        memo = self._flags.setdefault(name, {})
-        chunk = self.chunk
-
-        def get(idx: int) -> bool:
-            got = memo.get(idx)
-            if got is None:
-                got = memo[idx] = test(chunk(idx))
-            return got
-
-        return get
+    @property
+    def marks(self) -> np.ndarray:
+        """Each chunk's ``chunks.marks`` bits (uint8, logical order), judged at build time: a query asks
+        them of its few hundred candidates without decoding their files. Gathered on first use (1.3 MB
+        for the Linux kernel's 1.3M chunks)."""
+        if self._marks is None:
+            parts = [p.view.marks() for p in self.parts]
+            phys = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+            self._marks = phys if self.identity else phys[self.perm]
+        return self._marks
 
     def derived(self, name: str, compute: Callable[[Corpus], T], *, of_paths: bool = False) -> T:
         """A corpus-wide fact (a lookup table over its files), computed on first use and kept with this

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codepith.chunks.chunk import Chunk
+from codepith.chunks.marks import file_marks
 from codepith.index.analyze import FileAnalysis
 from codepith.model.loader import StaticModel
 from codepith.store.segment import NewFile, encode_file
@@ -47,4 +48,5 @@ def prepare_file(model: StaticModel, rel_path: str, got: FileAnalysis) -> Prepar
         except Exception as exc:  # noqa: BLE001 - one file's text never fails a build
             log.warning("embedding %s failed (%s); it is found by its words only", rel_path, type(exc).__name__)
     terms = [(t.terms, t.counts, t.length) for t in got.terms]
-    return Prepared(encode_file(rel_path, got.chunks, terms, vectors), got.fallback)
+    marks = file_marks(rel_path, got.chunks)
+    return Prepared(encode_file(rel_path, got.chunks, terms, vectors, marks), got.fallback)

@@ -1,15 +1,15 @@
 """Files that are two halves of one unit: a C/C++ header and its implementation (``foo.h`` and
 ``foo.cpp``, ``foo.h`` and ``foo-inl.h``). A query that finds one half wants the other close by:
 the declaration says what, the definition says how. Which extensions and stem endings pair up is
-data per language (``search/ecosystems.py``)."""
+data per language (``chunks/ecosystems.py``)."""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
+from codepith.chunks.ecosystems import unit_tables
 from codepith.index.corpus import Corpus
-from codepith.search.ecosystems import unit_tables
 
 _FAMILY, _SUFFIXES = unit_tables()
 _MAX_GROUP = 4  # a stem shared by more files than this (``utils.h`` in every folder) pairs only within a folder

@@ -6,6 +6,7 @@ import heapq
 
 import numpy as np
 
+from codepith.chunks import marks as mark
 from codepith.chunks.syntax import FUNCTION_KINDS
 from codepith.index.corpus import Corpus
 from codepith.index.tokens import STOPWORDS, tokenize
@@ -18,9 +19,6 @@ from codepith.search.query import Query, bound_query, parse_query
 from codepith.search.ranking import (
     declares,
     file_stem,
-    is_declaration_chunk,
-    is_generated,
-    is_wiring_chunk,
     path_match_ratio,
     path_penalty_for,
     stem_matches_symbol,
@@ -369,24 +367,23 @@ def search(
         if not query.symbol_like:
             _boost_path_words(corpus, query, scores, top, file_of)
         penalty = path_penalty_for(query)
-        wiring = corpus.flags("wiring", is_wiring_chunk)
+        marks = corpus.marks
         files = corpus.files
         old = corpus.derived("superseded", lambda c: superseded_folders(c.files), of_paths=True)
-        generated: dict[int, bool] = corpus.derived("generated", lambda c: {})
         by_file: dict[int, float] = {}
         for idx in scores:
             f = file_of[idx]
             factor = by_file.get(f)
             if factor is None:
                 factor = penalty(files[f]) * (SUPERSEDED if old and _under(files[f], old) else 1.0)
-                if GENERATED < 1.0 and _is_generated(corpus, f, generated):
+                if marks[idx] & mark.GENERATED:
                     factor *= GENERATED
                 by_file[f] = factor
-            scores[idx] *= factor * (WIRING if wiring(idx) and not _named_file(files[f], query) else 1.0)
-        if DECLARATION < 1.0 and not query.symbol_like:
-            declaration = corpus.flags("declaration", is_declaration_chunk)
+            wiring = marks[idx] & mark.WIRING and not _named_file(files[f], query)
+            scores[idx] *= factor * (WIRING if wiring else 1.0)
+        if not query.symbol_like:
             for idx in scores:
-                if declaration(idx):
+                if marks[idx] & mark.DECLARATION:
                     scores[idx] *= DECLARATION
         if COMPANION and has_units(corpus):
             _raise_companions(corpus, scores, lex)
@@ -412,15 +409,6 @@ def _named_file(path: str, query: Query) -> bool:
     if not NAMED_WIRING or query.symbol_like:
         return False
     return any(len(k) > 2 and stem_matches_symbol(path, k) for k in query.keywords)
-
-
-def _is_generated(corpus: Corpus, f: int, memo: dict[int, bool]) -> bool:
-    """Judged once per file per corpus, from the head of its first chunk."""
-    got = memo.get(f)
-    if got is None:
-        members = corpus.chunk_indices(corpus.files[f])
-        got = memo[f] = bool(members) and is_generated(corpus.chunk(members[0]).content[:4000])
-    return got
 
 
 def _under(path: str, folders: frozenset[str]) -> bool:

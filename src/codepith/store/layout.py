@@ -27,7 +27,8 @@ from codepith.errors import CodepithError
 # 11: module-level values a chunk binds (`g = LocalProxy(...)`) among its definitions (only ever on main).
 # 12: ... in a field of their own (Chunk.binds): a chunk row has seven fields.
 # 13: Kotlin, Swift and PHP module-level values bound too.
-FORMAT_VERSION = 13
+# 14: per-chunk marks (wiring, declaration, generated) judged at build time, in arrays.bin.
+FORMAT_VERSION = 14
 
 
 def cache_root() -> Path:

@@ -73,6 +73,7 @@ def merge(w: Writer, names: list[str]) -> None:
     blobs: list[bytes] = []
     vectors: list[np.ndarray] = []
     lengths: list[np.ndarray] = []
+    marks: list[np.ndarray] = []
     moved = []
     n = off = 0
     for rel, name, first, count, b_off, b_len in files:
@@ -82,6 +83,7 @@ def merge(w: Writer, names: list[str]) -> None:
         blobs.append(blob)
         vectors.append(s.floats(first, first + count))
         lengths.append(np.asarray(s.lengths[first : first + count]))
+        marks.append(np.asarray(s.marks[first : first + count]))
         moved.append((n, off, rel))
         n += count
         off += len(blob)
@@ -102,6 +104,7 @@ def merge(w: Writer, names: list[str]) -> None:
         folder,
         vectors=np.concatenate(vectors) if vectors else np.zeros((0, w.store.dims), np.float32),
         lengths=np.concatenate(lengths) if lengths else np.zeros(0, np.float32),
+        marks=np.concatenate(marks) if marks else np.zeros(0, np.uint8),
         postings=(np.concatenate(keys).astype(np.uint64), np.concatenate(docs), np.concatenate(tfs)),
         defs=(np.concatenate(dkeys).astype(np.uint64), np.concatenate(ddocs)),
         blobs=blobs,

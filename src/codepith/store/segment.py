@@ -7,6 +7,8 @@ Two files in ``seg-<id>/``:
     or in a large repository's segments int8 codes (see ``quantize``); and one float32 scale per chunk
     (1 for float16), so that ``codes * scale`` is the vector either way;
   - ``lengths``: float32 BM25 length of each chunk (sum of its term counts);
+  - ``marks``: uint8 bits per chunk that ranking asks of its candidates (``chunks/marks.py``), stored so
+    that a search need not decompress a candidate's file to learn them;
   - ``keys`` / ``offsets`` / ``docs`` / ``tfs``: postings by term, CSR: the sorted 64-bit hashes of the
     terms present, where each term's run starts, and the chunk (local id) and count of each;
   - ``dkeys`` / ``dchunks``: names, the same way: hashed lower-cased definition or bound value -> chunk;
@@ -45,7 +47,7 @@ VECTOR_DTYPE = np.float16
 # postings like any term but no share in the chunk's BM25 length, so queries that never ask for the field
 # score exactly as if it were not there.
 SIDE_MARK = "="
-ARRAYS = ("vectors", "vscale", "lengths", "keys", "offsets", "docs", "tfs", "dkeys", "dchunks")
+ARRAYS = ("vectors", "vscale", "lengths", "marks", "keys", "offsets", "docs", "tfs", "dkeys", "dchunks")
 FILES = ("arrays.bin", "chunks.bin")
 _MAGIC = b"CODEPITH-SEGMENT-ARRAYS-1\n"
 _ALIGN = 64
@@ -82,6 +84,7 @@ class NewFile:
     tfs: np.ndarray  # int64: its count
     per_chunk: np.ndarray  # int64 (n,): postings of each chunk
     lengths: np.ndarray  # float32 (n,): BM25 length (side-field terms excluded)
+    marks: np.ndarray  # uint8 (n,): ``chunks.marks`` bits
     dkeys: np.ndarray  # uint64: the key of each symbol a chunk defines (lower-cased)
     ddocs: np.ndarray  # int64: the chunk (within the file) defining it
     vectors: np.ndarray  # float32 (n, dims)
@@ -92,6 +95,7 @@ def encode_file(
     chunks: Sequence[Chunk],
     terms: Sequence[tuple[Sequence[str], Sequence[int], int]],
     vectors: np.ndarray,
+    marks: Sequence[int],
 ) -> NewFile:
     """A file's chunks, their (terms, counts, BM25 length) and their vectors in the form ``write``
     concatenates. The length is the bag's own (its side-field terms have no share in it): finding them
@@ -107,6 +111,8 @@ def encode_file(
     tfs = np.fromiter(chain.from_iterable(c for _, c, _ in terms), np.int64, count=len(words))
     if len(tfs) != len(words):
         raise ValueError(f"{rel}: term bags whose counts do not match their terms")
+    if len(marks) != n:
+        raise ValueError(f"{rel}: {n} chunks but {len(marks)} marks")
     keys = _keys(words, set(words))
     lengths = np.fromiter((length for _, _, length in terms), np.float32, count=n)
     symbols = [sym.lower() for c in chunks for sym in c.names]  # one entry per name, as the table had
@@ -119,6 +125,7 @@ def encode_file(
         tfs,
         per_chunk,
         lengths,
+        np.asarray(marks, np.uint8),
         _keys(symbols, set(symbols)),
         ddocs,
         np.asarray(vectors, np.float32),
@@ -206,6 +213,7 @@ def write(
         folder,
         vectors=np.concatenate(vectors) if vectors else np.zeros((0, dims), np.float32),
         lengths=cat([f.lengths for f in files], np.float32),
+        marks=cat([f.marks for f in files], np.uint8),
         postings=(cat([f.keys for f in files], np.uint64), p_docs, cat([f.tfs for f in files], np.int64)),
         defs=(cat([f.dkeys for f in files], np.uint64), d_docs),
         blobs=[f.blob for f in files],
@@ -243,6 +251,7 @@ def persist(
     *,
     vectors: np.ndarray,
     lengths: np.ndarray,
+    marks: np.ndarray,
     postings: tuple[np.ndarray, np.ndarray, np.ndarray],
     defs: tuple[np.ndarray, np.ndarray],
     blobs: Sequence[bytes],
@@ -270,6 +279,7 @@ def persist(
             "vectors": codes,
             "vscale": scale,
             "lengths": lengths.astype(np.float32),
+            "marks": marks.astype(np.uint8),
             "keys": keys,
             "offsets": offsets,
             "docs": docs,
@@ -387,6 +397,7 @@ class Segment:
         self.vscale: np.ndarray = arr["vscale"]
         self.compact = self.vectors.dtype == np.int8
         self.lengths: np.ndarray = arr["lengths"]
+        self.marks: np.ndarray = arr["marks"]
         self.keys: np.ndarray = arr["keys"]
         self.offsets: np.ndarray = arr["offsets"]
         self.docs: np.ndarray = arr["docs"]
@@ -397,6 +408,7 @@ class Segment:
             self.vectors.shape[0] != n
             or self.vscale.shape[0] != n
             or self.lengths.shape[0] != n
+            or self.marks.shape[0] != n
             or len(self.offsets) != len(self.keys) + 1
             or len(self.docs) != len(self.tfs)
             or (len(self.offsets) and int(self.offsets[-1]) != len(self.docs))

@@ -97,6 +97,10 @@ class View:
         parts = [np.asarray(s.lengths) for s in self.segments]
         return np.concatenate(parts) if parts else np.zeros(0, np.float32)
 
+    def marks(self) -> np.ndarray:
+        parts = [np.asarray(s.marks) for s in self.segments]
+        return np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+
     def dense(self, qv: np.ndarray) -> np.ndarray:
         """Similarity of every physical chunk to a query vector, a segment at a time.
 

@@ -1,6 +1,7 @@
 """Each ecosystem's own conventions, as data: which files are tests, which lines only wire modules
-together. ``search/ranking.py`` compiles these tables into its path and content checks, so a new
-language is a new row here rather than a new rule in the ranking code.
+together. ``chunks/marks.py`` compiles these tables into its content checks (made once, at build time)
+and ``search/ranking.py`` into its path checks, so a new language is a new row here rather than a new
+rule in the ranking code.
 """
 
 from __future__ import annotations
