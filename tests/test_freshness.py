@@ -391,3 +391,34 @@ def test_stat_check_stays_right_over_a_run_of_edits_in_one_process(tmp_path: Pat
     build.quick_check(data)
     assert kept == data.stat_list
     assert _state(index) == _state(_full(root, model))
+
+
+def test_a_large_root_is_watched_by_default_and_a_small_one_is_not(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """watch=None watches a root once its file count makes a stat of every file cost more than a search.
+    The watcher starts after the first look: a change made in between must still be in the next answer."""
+    from codepith import api
+
+    write(tmp_path, TREE)
+    small = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
+    assert not small.watching  # a few files: the stat check is cheaper than a watcher
+    assert not codepith.Index.from_path(tmp_path, model=model, use_cache=False, watch=False).watching
+    monkeypatch.setattr(api, "AUTO_WATCH_FILES", 3)
+    started = api.watch_tree
+
+    def edit_then_watch(root: str) -> object:  # an edit lands after the first look, before the watches
+        (tmp_path / "app/core.py").write_text("def core_between_look_and_watch():\n    return 9\n")
+        return started(root)
+
+    monkeypatch.setattr(api, "watch_tree", edit_then_watch)
+    index = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
+    try:
+        assert index.watching
+        stats = index.refresh()[0]  # the first look since the watches began checks the tree itself
+        assert stats.changed == 1
+        assert "core_between_look_and_watch" in _symbols(index, "core between look and watch")
+        (tmp_path / "app/util.py").write_text("def util_after_watch():\n    return 1\n")
+        stats = index.refresh()[0]
+        assert stats.changed == 1 and not stats.walked
+        assert "util_after_watch" in _symbols(index, "util after watch")
+    finally:
+        index.close()

@@ -618,7 +618,7 @@ def test_marks_are_judged_at_build_time_and_kept_through_edits_and_merges(tmp_pa
     for i in range(2 * merge.MAX_SMALL):  # each refresh writes a small segment; merges fold them together
         name = "gen/parser.c" if i % 2 else "pkg/__init__.py"
         text = (root / name).read_text()
-        (root / name).write_text(text + ("int more_%d(void) { return 1; }\n" % i if i % 2 else "import sys\n"))
+        (root / name).write_text(text + (f"int more_{i}(void) {{ return 1; }}\n" if i % 2 else "import sys\n"))
         index.refresh()
         check(index)
     full = codepith.Index.from_path(root, model=model, use_cache=False)

@@ -114,7 +114,10 @@ def _prefixes(roots: Sequence[Path]) -> list[str]:
     return out
 
 
-def _stop_watching(watchers: list[TreeWatcher | None]) -> None:
+AUTO_WATCH_FILES = 20_000  # watch=None: roots of this many files are watched (a stat check ~40 ms and up)
+
+
+def _stop_watching(watchers: Sequence[TreeWatcher | None]) -> None:
     for w in watchers:
         if w is not None:
             w.stop()
@@ -122,6 +125,11 @@ def _stop_watching(watchers: list[TreeWatcher | None]) -> None:
 
 class Index:
     """A searchable index over one or more folders, kept fresh against the files on disk.
+
+    ``watch``: True watches every root, so each search applies only the paths that moved; False checks
+    every file's stat before each search (what a one-shot process wants: a watcher costs a start); None
+    (the default) watches a root of ``AUTO_WATCH_FILES`` files or more, where that stat check costs more
+    than the search it precedes (on the Linux kernel's 60k files, 110 ms against a 65 ms search).
 
     ``background_save`` is accepted for callers of the old single-file cache and changes nothing:
     each batch is committed to the store while the index is built."""
@@ -137,7 +145,7 @@ class Index:
         use_cache: bool = True,
         progress: build.Progress | None = None,
         background_save: bool = False,
-        watch: bool = False,
+        watch: bool | None = None,
     ) -> None:
         if content not in CONTENT_TYPES:
             raise CodepithError(f"unknown content type {content!r}; choose one of {', '.join(CONTENT_TYPES)}")
@@ -182,6 +190,7 @@ class Index:
         # moved (watchers start before the first look, so nothing in between is missed).
         self._watchers: list[TreeWatcher | None] = [watch_tree(r) if watch else None for r in roots]
         weakref.finalize(self, _stop_watching, list(self._watchers))  # a dropped index stops its watchers
+        self._unsettled: set[int] = set()  # roots watched since their last look: the next one checks stats
         # Paths a watcher reported while another process held the builder lock: applied next time.
         self._held: list[set[str]] = [set() for _ in roots]
         # A root whose last write failed (a full disk): (when, why). Its searches use the last commit and
@@ -193,6 +202,23 @@ class Index:
                 self._build_elsewhere(i, stats.failed, progress)
             elif stats.failed:
                 log.warning("%s; searching the index as last written", stats.failed)
+        if watch is None:
+            self._watch_large_roots()
+
+    def _watch_large_roots(self) -> None:
+        """Watch each root big enough that a stat of every file would cost more than a search. Its size
+        is known only after the first look, so the watcher starts after it; whatever moved in between is
+        caught by one more stat check, at the next look (``_unsettled``), and the watcher from then on."""
+        started = []
+        for i, data in enumerate(self._data):
+            if self._watchers[i] is None and len(data.files) >= AUTO_WATCH_FILES:
+                w = watch_tree(self.roots[i])
+                if w is not None:
+                    self._watchers[i] = w
+                    self._unsettled.add(i)
+                    started.append(w)
+        if started:
+            weakref.finalize(self, _stop_watching, started)
 
     def _build_elsewhere(self, i: int, why: str, progress: build.Progress | None) -> None:
         """Index root ``i`` in a private temporary folder after its cache folder could not take it;
@@ -298,6 +324,9 @@ class Index:
         data, st = self._data[i], self._stores[i]
         watcher = self._watchers[i]
         moved = None if watcher is None else watcher.take()
+        if i in self._unsettled:  # watched since the last look: this one checks the stats (see above)
+            self._unsettled.discard(i)
+            moved = None
         if moved is not None:
             moved |= self._held[i]
         if full or full_check or self._corpus is None:

@@ -68,6 +68,7 @@ def _open_index(args: argparse.Namespace, paths: Sequence[str], progress_from: i
         content=args.content,
         model=args.model,
         progress=_progress_printer("indexing", progress_from),
+        watch=False,  # one search and out: a watcher's start would cost more than the one stat check
     )
 
 
