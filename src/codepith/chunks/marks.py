@@ -24,6 +24,7 @@ WIRING_LINE = re.compile(wiring_pattern())
 # Content that only declares what another file implements (an interface, a facade), per extension.
 _DECLARATION = {ext: re.compile(p) for ext, p in declaration_patterns().items()}
 _NOT_CODE = ("//", "/*", "*", "#", "@", "<?php", "declare(")
+_COMMENT_OPENERS = ("#!", "//", "/*", "*", "#", '"""')  # lines is_wiring leaves out
 
 # closing brackets, names listed inside an import (``a as b,``), and Go's quoted import paths (``"fmt"``,
 # ``log "x/y"``); matched on lines without their indentation, so no two parts of the pattern can both
@@ -32,19 +33,27 @@ _NEUTRAL = re.compile(r"(?:[\]\)\};,]+|[\w\s]+,|(?:[\w.]+\s+)?\"[^\"]*\")\s*;?\s
 
 
 def is_wiring(content: str) -> bool:
-    """Mostly imports and re-exports (an ``index.ts`` barrel, a ``mod.rs`` of ``pub use``, an ``__init__``)."""
-    lines = [
-        ln
-        for ln in (raw.lstrip() for raw in content.split("\n"))
-        if ln and not ln.startswith(("#!", "//", "/*", "*", "#", '"""'))
-    ]
-    if len(lines) < 2:
-        return False
-    lines = [ln for ln in lines if not _NEUTRAL.match(ln)]  # closing brackets, names listed in an import
-    if len(lines) < 2:
-        return False
-    wiring = sum(1 for ln in lines if WIRING_LINE.match(ln))
-    return wiring >= 0.8 * len(lines)
+    """Mostly imports and re-exports (an ``index.ts`` barrel, a ``mod.rs`` of ``pub use``, an ``__init__``):
+    of the code lines that are not comments, closing brackets or names listed inside an import, at least
+    two, and four in five wiring.
+
+    It stops as soon as the lines left could no longer make four in five: a function's chunk is decided
+    in its first few lines. Judging every line of every chunk was 15% of a mid-size repository's build."""
+    lines = content.split("\n")
+    left = len(lines)
+    wiring = other = 0
+    for raw in lines:
+        left -= 1
+        ln = raw.lstrip()
+        if not ln or ln.startswith(_COMMENT_OPENERS) or _NEUTRAL.match(ln):
+            continue
+        if WIRING_LINE.match(ln):
+            wiring += 1
+        else:
+            other += 1
+            if 4 * other > wiring + left:  # even if every line left were wiring, too few would be
+                return False
+    return wiring + other >= 2 and 4 * other <= wiring
 
 
 def is_declaration(path: str, content: str) -> bool:
