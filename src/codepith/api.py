@@ -189,7 +189,8 @@ class Index:
         # A long-lived caller asks to watch the tree: each refresh then looks only at the paths that
         # moved (watchers start before the first look, so nothing in between is missed).
         self._watchers: list[TreeWatcher | None] = [watch_tree(r) if watch else None for r in roots]
-        weakref.finalize(self, _stop_watching, list(self._watchers))  # a dropped index stops its watchers
+        # A dropped index stops its watchers: the list itself, so the roots watched later are in it too
+        weakref.finalize(self, _stop_watching, self._watchers)
         self._unsettled: set[int] = set()  # roots watched since their last look: the next one checks stats
         # Paths a watcher reported while another process held the builder lock: applied next time.
         self._held: list[set[str]] = [set() for _ in roots]
@@ -209,16 +210,11 @@ class Index:
         """Watch each root big enough that a stat of every file would cost more than a search. Its size
         is known only after the first look, so the watcher starts after it; whatever moved in between is
         caught by one more stat check, at the next look (``_unsettled``), and the watcher from then on."""
-        started = []
         for i, data in enumerate(self._data):
             if self._watchers[i] is None and len(data.files) >= AUTO_WATCH_FILES:
-                w = watch_tree(self.roots[i])
-                if w is not None:
-                    self._watchers[i] = w
+                self._watchers[i] = watch_tree(self.roots[i])
+                if self._watchers[i] is not None:
                     self._unsettled.add(i)
-                    started.append(w)
-        if started:
-            weakref.finalize(self, _stop_watching, started)
 
     def _build_elsewhere(self, i: int, why: str, progress: build.Progress | None) -> None:
         """Index root ``i`` in a private temporary folder after its cache folder could not take it;
@@ -378,7 +374,7 @@ class Index:
         for w in self._watchers:
             if w is not None:
                 w.close()
-        self._watchers = [None] * len(self._watchers)
+        self._watchers[:] = [None] * len(self._watchers)  # in place: the finalizer holds this list
 
     def flush(self) -> None:
         """Kept for callers of the single-file cache: every commit is on disk when refresh returns."""

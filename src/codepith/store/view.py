@@ -94,12 +94,10 @@ class View:
 
     # -- whole-corpus arrays (physical order; callers apply ``perm``) ---------------------------------
     def lengths(self) -> np.ndarray:
-        parts = [np.asarray(s.lengths) for s in self.segments]
-        return np.concatenate(parts) if parts else np.zeros(0, np.float32)
+        return _joined([s.lengths for s in self.segments], np.float32)
 
     def marks(self) -> np.ndarray:
-        parts = [np.asarray(s.marks) for s in self.segments]
-        return np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+        return _joined([s.marks for s in self.segments], np.uint8)
 
     def dense(self, qv: np.ndarray) -> np.ndarray:
         """Similarity of every physical chunk to a query vector, a segment at a time.
@@ -202,3 +200,8 @@ def _streamed(s: seg.Segment, qv: np.ndarray, buf: np.ndarray) -> np.ndarray:
 
 def all_chunks(view: View) -> Sequence[Chunk]:
     return [c for f in range(len(view.files)) for c in view.file_chunks(f)]
+
+
+def _joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    """One per-chunk array of every segment, in physical order."""
+    return np.concatenate(parts) if parts else np.zeros(0, dtype)
