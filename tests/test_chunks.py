@@ -101,6 +101,11 @@ SAMPLES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
         "protocol P { func p() }\nfunc top() {}\n",
         {"Foo": (2, 4), "P": (5, 5), "top": (6, 6)},
     ),
+    "objc": (
+        '#import "Foo.h"\n\n@implementation Foo\n- (void)sendResult:(int)r callbackId:(id)c {\n  [self go];\n}\n'
+        "+ (instancetype)make {\n  return nil;\n}\n@end\n",
+        {"Foo": (3, 10)},
+    ),
     "lua": (
         "local M = {}\n-- says foo\nfunction M.foo(a)\n  return a\nend\nlocal function baz() end\nreturn M\n",
         {"foo": (2, 5), "baz": (6, 6)},
@@ -145,6 +150,45 @@ def test_language_samples(language: str) -> None:
         assert (chunk.start_line, chunk.end_line) == (start, end), (name, chunk)
         assert chunk.language == language
         assert chunk.kind != "lines"
+    _assert_covers(text, chunks)
+
+
+def test_a_long_objc_implementation_splits_into_named_methods() -> None:
+    body = "".join(f"  x{i} = {i};\n" for i in range(30))
+    text = (
+        f"@implementation Manager\n- (void)registerPlugin:(id)p {{\n{body}}}\n"
+        f"- (id)commandInstance:(NSString*)name {{\n{body}  return nil;\n}}\n@end\n"
+    )
+    chunks = chunk_file("Manager.m", text, "objc")
+    assert {"registerPlugin", "commandInstance"} <= {s for c in chunks for s in c.symbols}
+    assert all(c.kind != "lines" for c in chunks)
+    _assert_covers(text, chunks)
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "name"),
+    [
+        ("#import <Foundation/Foundation.h>\n@protocol Bridged <NSObject>\n- (void)load;\n@end\n", "objc", "Bridged"),
+        ("@interface Plugin : NSObject\n- (void)load;\n@end\n", "objc", "Plugin"),
+        ("#pragma once\nnamespace spd {\nclass Logger {\n public:\n  void log();\n};\n}\n", "cpp", "Logger"),
+        ("template <typename T>\nstruct Box {\n  T value;\n};\n", "cpp", "Box"),
+        ("void spd::Logger::log() {\n  flush();\n}\n", "cpp", ""),
+        (
+            '#ifdef __cplusplus\nextern "C" {\n#endif\nstruct jv_parser {\n  int depth;\n};\n'
+            "int jv_parse(const char *s); /* like std::parse */\n#ifdef __cplusplus\n}\n#endif\n",
+            "c",
+            "",
+        ),
+        ("struct jv_parser {\n  int depth;\n};\nint jv_parse(const char *s); // not std::parse\n", "c", "jv_parser"),
+    ],
+)
+def test_a_header_is_parsed_as_the_language_it_holds(text: str, language: str, name: str) -> None:
+    """``.h`` is C by name; Objective-C and C++ headers are told by their syntax (C's grammar reads an
+    ``@interface`` or a ``class`` as errors), and a C header that only guards for C++ stays C."""
+    chunks = chunk_file("include/x.h", text, "c")
+    assert {c.language for c in chunks} == {language}
+    if name:
+        assert name in {s for c in chunks for s in c.symbols}
     _assert_covers(text, chunks)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 
 from .chunk import Chunk
@@ -43,6 +44,8 @@ def chunk_file_checked(rel_path: str, text: str, language: str) -> tuple[list[Ch
     """
     if not text.strip():
         return [], None
+    if language == "c" and rel_path.endswith(".h"):
+        language = header_language(text)
     if language in _MARKDOWN:
         return _guarded(markdown_chunks, rel_path, text, language)
     if language not in SPECS:
@@ -53,6 +56,26 @@ def chunk_file_checked(rel_path: str, text: str, language: str) -> tuple[list[Ch
     if language in _NESTED_COMMENTS and _comment_depth(text) > MAX_COMMENT_DEPTH:
         return line_chunks(rel_path, text, language), "chunker error: comments nested too deep"
     return _guarded(_syntax_chunks, rel_path, text, language)
+
+
+# A ``.h`` file is C, Objective-C or C++ by what it holds; its name cannot say (the walk judges by name).
+_OBJC_HEADER = re.compile(r"^[ \t]*(?:@(?:interface|protocol|implementation)\b|#[ \t]*import\b)", re.M)
+
+
+_CPP_HEADER = re.compile(
+    r"^[ \t]*(?:template[ \t]*<|namespace(?:[ \t]+[\w:]+)?[ \t]*\{|class[ \t]+\w+[^;()]*[:{][ \t]*$"
+    r"|(?:public|private|protected)[ \t]*:|[^/*#\s](?:(?!/[/*])[^\n])*\b\w+::~?\w)",
+    re.M,
+)
+
+
+def header_language(text: str) -> str:
+    """The grammar a C-family header is parsed with: Objective-C's when it declares an ``@interface`` or
+    ``@protocol`` or uses ``#import``, C++'s when it opens a template, a namespace, a class or an access
+    section or names ``a::b`` outside a comment (C's grammar reads those as errors), else C's."""
+    if _OBJC_HEADER.search(text):
+        return "objc"
+    return "cpp" if _CPP_HEADER.search(text) else "c"
 
 
 # Languages whose /* */ comments nest. Swift's grammar recovers exponentially, in C and past any callback,

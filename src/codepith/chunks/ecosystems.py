@@ -54,9 +54,11 @@ ECOSYSTEMS: dict[str, Ecosystem] = {
         ("test_",),
         ("_test", "_tests", "_unittest"),
         wiring=(r"#include\b", r"using\s"),
-        unit_extensions=("h", "hh", "hpp", "hxx", "cc", "cpp", "cxx", "c", "ipp", "tpp", "inl"),
+        unit_extensions=("h", "hh", "hpp", "hxx", "cc", "cpp", "cxx", "c", "ipp", "tpp", "inl", "m", "mm"),
         unit_suffixes=("-inl", "_inl", "-impl", "_impl"),
     ),
+    # Objective-C: its `.m` pairs with its `.h` as C's and C++'s files do (the unit extensions above)
+    "objc": Ecosystem(("m", "mm"), test_suffixes=_XUNIT, wiring=(r"#import\b", r"@import\b", r"@class\s")),
     "dart": Ecosystem(("dart",), ("test_",), ("_test",), wiring=(r"import\b", r"export\s+['\"]")),
     "jvm": Ecosystem(
         ("java", "kt", "scala"),

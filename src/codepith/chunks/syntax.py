@@ -405,6 +405,19 @@ SPECS: dict[str, LangSpec] = {
         prefixes=frozenset({"comment", "multiline_comment"}),
         binds=_kotlin_swift_binds,
     ),  # fmt: skip
+    "objc": LangSpec(
+        defs={
+            **_C_DEFS,
+            "class_interface": "class",
+            "class_implementation": "class",
+            "protocol_declaration": "protocol",
+            "method_definition": "method",
+            "method_declaration": "method",
+        },
+        wrappers=frozenset({"implementation_definition"}),
+        needs_body=frozenset({"struct_specifier", "union_specifier", "enum_specifier"}),
+        binds=_c_binds,
+    ),  # fmt: skip
     "lua": LangSpec(
         defs={"function_declaration": "function"},
         special={"variable_declaration": _lua_assign, "assignment_statement": _lua_assign},

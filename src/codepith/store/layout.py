@@ -28,7 +28,8 @@ from codepith.errors import CodepithError
 # 12: ... in a field of their own (Chunk.binds): a chunk row has seven fields.
 # 13: Kotlin, Swift and PHP module-level values bound too.
 # 14: per-chunk marks (wiring, declaration, generated) judged at build time, in arrays.bin.
-FORMAT_VERSION = 14
+# 15: Objective-C chunked by syntax; a `.h` header parsed as Objective-C or C++ when it holds their syntax.
+FORMAT_VERSION = 15
 
 
 def cache_root() -> Path:
