@@ -233,6 +233,7 @@ def test_barrels_are_recognised_by_content() -> None:
     assert is_wiring("  alias Foo.Bar\n  defdelegate fetch(map, key), to: Map\n  defdelegate put(m, k, v), to: Map\n")
     assert is_wiring("module Options.Applicative (\n  module X,\n  , long\n  , short\n  ) where\nimport Data.List\n")
     assert is_wiring('local utils = require "pl.utils"\nlocal tablex = require("pl.tablex")\n')
+    assert is_wiring("#import \"CDVPlugin.h\"\n#import <UIKit/UIKit.h>\n@import WebKit;\n@class CDVView;\n")  # ObjC
     assert not is_wiring("def f(x):\n    return x\n\n\nclass A:\n    pass\n")
     real = "  def fetch(map, key) do\n    Map.fetch(map, key)\n  end\n  defdelegate put(m, k, v), to: Map\n"
     assert not is_wiring(real)
@@ -308,6 +309,7 @@ def test_header_brings_its_implementation(tmp_path: Path, model, monkeypatch) ->
         },
     )
     assert unit_key("a/foo-inl.h") == unit_key("a/foo.h") == unit_key("b/Foo.cpp")
+    assert unit_key("a/CDVPlugin.m") == unit_key("a/CDVPlugin.h")  # Objective-C's halves too
     assert unit_key("a/foo.py") is None
     index = codepith.Index.from_path(tmp_path, model=model)
     assert companions(index.corpus, "include/geo/placement.h") == ["src/placement.cpp"]
