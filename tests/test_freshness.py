@@ -422,3 +422,36 @@ def test_a_large_root_is_watched_by_default_and_a_small_one_is_not(tmp_path: Pat
         assert "util_after_watch" in _symbols(index, "util after watch")
     finally:
         index.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+@pytest.mark.parametrize("watch", [True, False])
+def test_an_index_forked_into_a_child_works_on_both_sides(tmp_path: Path, model, watch: bool) -> None:  # type: ignore[no-untyped-def]
+    """A server that builds its index before forking its workers (gunicorn --preload, multiprocessing's
+    fork): the child's searches see its edits at once (not after the inherited watcher's barrier times
+    out, nor with filelock refusing the inherited build lock), and the parent keeps watching afterwards."""
+    from codepith.files.watch import BARRIER_SECONDS
+
+    write(tmp_path, TREE)
+    index = codepith.Index.from_path(tmp_path, model=model, use_cache=False, watch=watch)
+    try:
+        index.search("core entry")
+        pid = os.fork()
+        if pid == 0:  # the child: report by exit status only, never return into pytest
+            code = 1
+            try:
+                (tmp_path / "app/child.py").write_text("def written_in_child():\n    return 1\n")
+                started = time.perf_counter()
+                found = "written_in_child" in {s for r in index.search("written in child") for s in r.chunk.symbols}
+                quick = time.perf_counter() - started < BARRIER_SECONDS / 2
+                index.close()
+                code = 0 if found and quick else 3
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        (tmp_path / "app/parent.py").write_text("def written_in_parent():\n    return 2\n")
+        assert "written_in_parent" in {s for r in index.search("written in parent") for s in r.chunk.symbols}
+        assert index.watching is watch
+    finally:
+        index.close()

@@ -32,6 +32,7 @@ log = logging.getLogger("codepith")
 BARRIER_SECONDS = 2.0  # the sentinel not through by then (an overloaded machine): check the tree instead
 MAX_PENDING = 50_000  # more changed paths than this: a walk is cheaper than judging each
 MAX_RESTARTS = 3  # a backend that keeps failing is given up: stat checks from then on
+_INHERITED: list[Any] = []  # a forked child's copies of its parent's backends: never closed (their thread is not here)
 
 
 class TreeWatcher:
@@ -46,6 +47,7 @@ class TreeWatcher:
         self._sentinel = ""
         self._barriers = 0
         self._restarts = 0
+        self._pid = os.getpid()
 
     def start(self) -> bool:
         """Begin watching; False (and a logged reason) when the platform's watcher is unavailable.
@@ -70,6 +72,9 @@ class TreeWatcher:
     def take(self) -> set[str] | None:
         """Root-relative paths that moved since the last call (every change made before this call
         included), or None when the watcher cannot vouch for the tree: then check the tree itself."""
+        if self._pid != os.getpid():
+            self._adopt()
+            return None  # what moved between the fork and this fresh watcher: the caller's check finds it
         with self._lock:
             if self._notify is None:
                 return None
@@ -140,8 +145,21 @@ class TreeWatcher:
                 lossy = True
         return None if lossy else moved
 
+    def _adopt(self) -> None:
+        """In a forked child: the parent's backend (whose thread the child lacks) and its sentinel folder
+        stay the parent's, untouched; the child watches with its own from here on."""
+        _INHERITED.append(self._notify)
+        self._lock = threading.RLock()
+        self._notify, self._folder, self._sentinel = None, None, ""
+        self._pid = os.getpid()
+        self.start()
+
     def close(self) -> None:
         """Stop watching; ``take`` answers None from now on."""
+        if self._pid != os.getpid():  # a forked child closing what it never opened: leave it to the parent
+            _INHERITED.append(self._notify)
+            self._notify, self._folder = None, None
+            return
         with self._lock:
             notify, self._notify = self._notify, None
             if notify is not None:

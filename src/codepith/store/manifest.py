@@ -69,6 +69,9 @@ class FileMeta(NamedTuple):
     fallback: str | None = None  # why the file holds line windows (a chunking error), kept for reports
 
 
+_INHERITED: list[object] = []  # a forked child's copies of its parent's connections and locks, never closed
+
+
 class StoreBusy(Exception):
     """Another process holds the builder lock and the caller chose not to wait."""
 
@@ -82,12 +85,41 @@ class Store:
         self.model_name = model_name
         self.dims = dims
         folder.mkdir(parents=True, exist_ok=True)
-        self._lock = FileLock(str(folder / "build.lock"))
-        self._mutex = threading.RLock()
-        self._con = self._connect()
+        self._pid = os.getpid()
+        self._owned_lock = FileLock(str(folder / "build.lock"))
+        self._owned_mutex = threading.RLock()
+        self._owned_con = self._connect()
         self._rows: dict[str, list[tuple[Any, ...]]] = {}  # segment -> its live file rows (_live_rows)
         self.vectors = VectorCache()  # float32 copies of segment vectors, shared by this store's views
         self.opened = OpenSegments()  # mapped segments and decoded files, shared by this store's views
+
+    # What a process may not share with its forked child: SQLite forbids using a connection on both sides
+    # of a fork, filelock refuses an inherited lock, and a mutex may have been held by a thread the child
+    # does not have. A child (gunicorn's preloaded workers, multiprocessing's fork) makes its own on first
+    # use; the inherited ones are kept, never closed, so that closing them cannot touch the parent's files.
+    @property
+    def _lock(self) -> FileLock:
+        self._own()
+        return self._owned_lock
+
+    @property
+    def _mutex(self) -> threading.RLock:
+        self._own()
+        return self._owned_mutex
+
+    @property
+    def _con(self) -> sqlite3.Connection:
+        self._own()
+        return self._owned_con
+
+    def _own(self) -> None:
+        if self._pid == os.getpid():
+            return
+        _INHERITED.append((self._owned_con, self._owned_lock))
+        self._pid = os.getpid()
+        self._owned_lock = FileLock(str(self.folder / "build.lock"))
+        self._owned_mutex = threading.RLock()
+        self._owned_con = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -134,6 +166,9 @@ class Store:
                     pass
 
     def close(self) -> None:
+        if self._pid != os.getpid():  # a forked child that never used the store: nothing of its own to close
+            _INHERITED.append(self._owned_con)
+            return
         with self._mutex:
             self._con.close()
 
