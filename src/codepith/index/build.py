@@ -330,7 +330,7 @@ def refresh(
     try:
         with st.building(
             wait=wait,
-            on_wait=lambda: log.warning("another process is indexing %s; waiting for it", data.root),
+            on_wait=lambda: log.warning("%s is being indexed by another process or thread; waiting for it", data.root),
             full_check=full_check,
             suspect=suspect,
         ) as w:
