@@ -115,11 +115,12 @@ class Store:
     def _own(self) -> None:
         if self._pid == os.getpid():
             return
+        con = self._connect()  # first: if it fails, the next use tries again rather than use the parent's
         _INHERITED.append((self._owned_con, self._owned_lock))
-        self._pid = os.getpid()
         self._owned_lock = FileLock(str(self.folder / "build.lock"))
         self._owned_mutex = threading.RLock()
-        self._owned_con = self._connect()
+        self._owned_con = con
+        self._pid = os.getpid()
 
     def _connect(self) -> sqlite3.Connection:
         try:
