@@ -624,3 +624,35 @@ def test_marks_are_judged_at_build_time_and_kept_through_edits_and_merges(tmp_pa
     full = codepith.Index.from_path(root, model=model, use_cache=False)
     assert np.array_equal(index.corpus.marks, full.corpus.marks)
     assert check(index)["gen/parser.c"] == marks.GENERATED
+
+
+def test_opening_the_manifest_waits_out_sqlite_answering_locked_at_once(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """SQLite can answer "database is locked" without waiting (where waiting could deadlock); two builders
+    starting together on a loaded machine once failed that way. Opening retries a busy answer, and only
+    a busy one."""
+    from codepith.store import manifest
+    from codepith.store.layout import CacheIOError
+
+    real = manifest.Store._connect_once
+    calls: list[int] = []
+
+    def locked_twice(self: manifest.Store) -> object:
+        calls.append(1)
+        if len(calls) <= 2:
+            raise CacheIOError(f"could not open the index in {self.folder}: database is locked")
+        return real(self)
+
+    monkeypatch.setattr(manifest.Store, "_connect_once", locked_twice)
+    store = manifest.Store(tmp_path / "ix", root="/r", content="code", model_name="m", model_digest="d", dims=4)
+    assert len(calls) == 3 and store.generation() == 0
+    store.close()
+
+    def read_only(self: manifest.Store) -> object:
+        calls.append(1)
+        raise CacheIOError(f"could not open the index in {self.folder}: attempt to write a readonly database")
+
+    calls.clear()
+    monkeypatch.setattr(manifest.Store, "_connect_once", read_only)
+    with pytest.raises(CacheIOError, match="readonly"):
+        manifest.Store(tmp_path / "ix2", root="/r", content="code", model_name="m", model_digest="d", dims=4)
+    assert len(calls) == 1  # not a busy answer: the folder is given up at once

@@ -69,6 +69,14 @@ class FileMeta(NamedTuple):
     fallback: str | None = None  # why the file holds line windows (a chunking error), kept for reports
 
 
+_BUSY_SECONDS = 60.0  # how long a process waits on another's lock of the manifest
+
+
+def _is_busy(exc: BaseException) -> bool:
+    text = str(exc)
+    return "database is locked" in text or "database is busy" in text
+
+
 _INHERITED: list[object] = []  # a forked child's copies of its parent's connections and locks, never closed
 
 
@@ -123,9 +131,29 @@ class Store:
         self._pid = os.getpid()
 
     def _connect(self) -> sqlite3.Connection:
+        """The manifest's connection. SQLite answers "database is locked" at once, not after its busy
+        timeout, where waiting could deadlock (switching to WAL while another process does, a read that
+        must become a write): seen once with two builders starting together on a loaded machine. Opening
+        is retried for the busy timeout before the folder is given up."""
+        deadline = time.monotonic() + _BUSY_SECONDS
+        delay = 0.01
+        while True:
+            try:
+                return self._connect_once()
+            except CacheIOError as exc:
+                if not _is_busy(exc) or time.monotonic() + delay > deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+    def _connect_once(self) -> sqlite3.Connection:
+        con: sqlite3.Connection | None = None
         try:
             con = sqlite3.connect(
-                str(self.folder / "manifest.sqlite"), timeout=60, isolation_level=None, check_same_thread=False
+                str(self.folder / "manifest.sqlite"),
+                timeout=_BUSY_SECONDS,
+                isolation_level=None,
+                check_same_thread=False,
             )
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
@@ -140,10 +168,12 @@ class Store:
                     )
                 con.execute("COMMIT")
                 rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.OperationalError as exc:  # I/O, a full or read-only disk: the folder's fault, kept
-            raise CacheIOError(f"could not open the index in {self.folder}: {exc}") from None
-        except sqlite3.DatabaseError as exc:  # not a database, malformed: the index's fault, rebuilt
-            raise CacheError(f"manifest unreadable ({exc})") from None
+        except sqlite3.DatabaseError as exc:
+            if con is not None:
+                con.close()  # a failed open leaves no connection behind (a retry opens another)
+            if isinstance(exc, sqlite3.OperationalError):  # I/O, a full or read-only disk: the folder's fault
+                raise CacheIOError(f"could not open the index in {self.folder}: {exc}") from None
+            raise CacheError(f"manifest unreadable ({exc})") from None  # not a database: the index's fault
         for key, want in self.ident.items():
             if rows.get(key) != want:
                 con.close()
