@@ -192,6 +192,14 @@ def test_a_header_is_parsed_as_the_language_it_holds(text: str, language: str, n
     _assert_covers(text, chunks)
 
 
+def test_a_cpp_class_with_an_export_macro_is_a_class() -> None:
+    """``class SPDLOG_API logger {`` parses as a function named ``logger`` returning ``class SPDLOG_API``."""
+    text = '#include "common.h"\n\nclass SPDLOG_API logger {\npublic:\n  void log(int level);\n};\n'
+    chunks = chunk_file("include/spdlog/logger.h", text, "cpp")
+    assert any(c.kind == "class" and "logger" in c.symbols for c in chunks), [(c.kind, c.symbols) for c in chunks]
+    _assert_covers(text, chunks)
+
+
 def test_required_languages_are_syntax_aware() -> None:
     assert set(SAMPLES) <= supported_languages()
 

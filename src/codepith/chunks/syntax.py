@@ -130,6 +130,25 @@ def _go_type(node: Node) -> Classified | None:
     return None
 
 
+_CPP_CLASS_KEYS = {"class_specifier": "class", "struct_specifier": "struct", "union_specifier": "union"}
+
+
+def _cpp_function(node: Node) -> Classified | None:
+    """A function, except ``class EXPORT_MACRO Name {...}``: tree-sitter-cpp reads the macro as the class's
+    name and the rest as a function returning it (spdlog's ``class SPDLOG_API logger``); that is a class."""
+    head = node.child_by_field_name("type")
+    declarator = node.child_by_field_name("declarator")
+    if (
+        head is not None
+        and head.type in _CPP_CLASS_KEYS
+        and head.child_by_field_name("body") is None
+        and declarator is not None
+        and declarator.type == "identifier"
+    ):
+        return _CPP_CLASS_KEYS[head.type], _text(declarator), node
+    return "function", _def_name(node), node
+
+
 def _zig_var(node: Node) -> Classified | None:
     kinds = {"struct_declaration": "struct", "enum_declaration": "enum", "union_declaration": "union",
              "opaque_declaration": "struct"}  # fmt: skip
@@ -324,7 +343,7 @@ SPECS: dict[str, LangSpec] = {
     ),
     "cpp": LangSpec(
         defs={
-            **_C_DEFS,
+            **{k: v for k, v in _C_DEFS.items() if k != "function_definition"},
             "class_specifier": "class",
             "namespace_definition": "namespace",
             "concept_definition": "type",
@@ -332,6 +351,7 @@ SPECS: dict[str, LangSpec] = {
         },
         wrappers=frozenset({"template_declaration", "declaration"}),
         needs_body=frozenset({"struct_specifier", "union_specifier", "enum_specifier", "class_specifier"}),
+        special={"function_definition": _cpp_function},
         binds=_c_binds,
     ),  # fmt: skip
     "csharp": LangSpec(

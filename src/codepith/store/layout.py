@@ -29,7 +29,8 @@ from codepith.errors import CodepithError
 # 13: Kotlin, Swift and PHP module-level values bound too.
 # 14: per-chunk marks (wiring, declaration, generated) judged at build time, in arrays.bin.
 # 15: Objective-C chunked by syntax; a `.h` header parsed as Objective-C or C++ when it holds their syntax.
-FORMAT_VERSION = 15
+# 16: C++'s `class EXPORT_MACRO Name {...}` (read by tree-sitter-cpp as a function) chunked as a class.
+FORMAT_VERSION = 16
 
 
 def cache_root() -> Path:
