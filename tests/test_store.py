@@ -639,7 +639,7 @@ def test_opening_the_manifest_waits_out_sqlite_answering_locked_at_once(tmp_path
     def locked_twice(self: manifest.Store) -> object:
         calls.append(1)
         if len(calls) <= 2:
-            raise CacheIOError(f"could not open the index in {self.folder}: database is locked")
+            raise sqlite3.OperationalError("database is locked")
         return real(self)
 
     monkeypatch.setattr(manifest.Store, "_connect_once", locked_twice)
@@ -649,7 +649,7 @@ def test_opening_the_manifest_waits_out_sqlite_answering_locked_at_once(tmp_path
 
     def read_only(self: manifest.Store) -> object:
         calls.append(1)
-        raise CacheIOError(f"could not open the index in {self.folder}: attempt to write a readonly database")
+        raise sqlite3.OperationalError("attempt to write a readonly database")
 
     calls.clear()
     monkeypatch.setattr(manifest.Store, "_connect_once", read_only)

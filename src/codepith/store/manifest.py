@@ -140,21 +140,24 @@ class Store:
         while True:
             try:
                 return self._connect_once()
-            except CacheIOError as exc:
-                if not _is_busy(exc) or time.monotonic() + delay > deadline:
-                    raise
-            time.sleep(delay)
-            delay = min(delay * 2, 0.5)
+            except sqlite3.OperationalError as exc:  # I/O, a full or read-only disk: the folder's fault, kept
+                if _is_busy(exc) and time.monotonic() + delay <= deadline:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.5)
+                    continue
+                raise CacheIOError(f"could not open the index in {self.folder}: {exc}") from None
+            except sqlite3.DatabaseError as exc:  # not a database, malformed: the index's fault, rebuilt
+                raise CacheError(f"manifest unreadable ({exc})") from None
 
     def _connect_once(self) -> sqlite3.Connection:
-        con: sqlite3.Connection | None = None
+        """One attempt; SQLite's own error, if any, after closing what it had opened (a retry opens another)."""
+        con = sqlite3.connect(
+            str(self.folder / "manifest.sqlite"),
+            timeout=_BUSY_SECONDS,
+            isolation_level=None,
+            check_same_thread=False,
+        )
         try:
-            con = sqlite3.connect(
-                str(self.folder / "manifest.sqlite"),
-                timeout=_BUSY_SECONDS,
-                isolation_level=None,
-                check_same_thread=False,
-            )
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
             con.executescript(SCHEMA)
@@ -168,12 +171,9 @@ class Store:
                     )
                 con.execute("COMMIT")
                 rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError as exc:
-            if con is not None:
-                con.close()  # a failed open leaves no connection behind (a retry opens another)
-            if isinstance(exc, sqlite3.OperationalError):  # I/O, a full or read-only disk: the folder's fault
-                raise CacheIOError(f"could not open the index in {self.folder}: {exc}") from None
-            raise CacheError(f"manifest unreadable ({exc})") from None  # not a database: the index's fault
+        except sqlite3.DatabaseError:
+            con.close()
+            raise
         for key, want in self.ident.items():
             if rows.get(key) != want:
                 con.close()
