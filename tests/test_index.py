@@ -186,6 +186,51 @@ def test_changing_the_model_means_a_separate_index(tmp_path: Path, model, tiny_m
     assert again.corpus.vectors.shape[1] == tiny_model.info.dims
 
 
+def test_an_index_that_is_current_never_reads_its_model(tmp_path: Path) -> None:
+    """Opening and checking a current index needs only the model's digest; a search reads the rest."""
+    from conftest import make_tiny_model
+
+    from codepith.model import loader
+
+    folder = make_tiny_model(tmp_path / "model")
+    root = tmp_path / "repo"
+    write(root, {"app.py": "def route():\n    return token\n"})
+    loader._clear_cache()
+    try:
+        codepith.Index.from_path(root, model=str(folder))
+        loader._clear_cache()  # a fresh process, as far as the model is concerned
+        again = codepith.Index.from_path(root, model=str(folder))
+        assert again.last_stats[0].unchanged == 1
+        assert again.model._pending is not None  # nothing to embed: tokenizer and table never read
+        assert [r.chunk.file_path for r in again.search("route")] == ["app.py"]
+        assert again.model._pending is None
+    finally:
+        loader._clear_cache()
+
+
+def test_a_build_whose_model_cannot_be_read_fails_whole(tmp_path: Path) -> None:
+    """A tokenizer gone bad is one ModelError before any file is indexed, not zero vectors file by file."""
+    from conftest import make_tiny_model
+
+    from codepith.errors import ModelError
+    from codepith.model import loader
+
+    folder = make_tiny_model(tmp_path / "model")
+    (folder / "tokenizer.json").write_text("{ not a tokenizer", encoding="utf-8")
+    root = tmp_path / "repo"
+    write(root, {"app.py": "def route():\n    return token\n"})
+    loader._clear_cache()
+    try:
+        with pytest.raises(ModelError) as info:
+            codepith.Index.from_path(root, model=str(folder))
+        assert "tokenizer" in str(info.value) and "\n" not in str(info.value)
+        make_tiny_model(folder)  # mended: the next build indexes the file
+        loader._clear_cache()
+        assert codepith.Index.from_path(root, model=str(folder)).search("route")
+    finally:
+        loader._clear_cache()
+
+
 def test_refresh_sees_added_changed_deleted(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
     write(tmp_path, SAMPLE)
     index = codepith.Index.from_path(tmp_path, model=model)

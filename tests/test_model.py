@@ -311,3 +311,43 @@ def test_matches_model2vec_encode(tmp_path: Path) -> None:
     ours = load_model(str(tiny)).encode(["hello world foo", "zzz", "bar"])
     theirs = m2v.StaticModel.from_pretrained(str(tiny)).encode(["hello world foo", "zzz", "bar"])
     np.testing.assert_allclose(ours, theirs, atol=1e-5)
+
+
+# --- deferred loading -------------------------------------------------------------------------
+
+
+def test_a_deferred_model_is_named_now_and_read_on_first_use(tmp_path: Path) -> None:
+    folder = make_model(tmp_path / "m", table())
+    eager = loader._load_folder(folder, "m")
+    model = load_model(str(folder), deferred=True)
+    assert model.info == eager.info  # digest and width, from the header alone
+    (folder / "tokenizer.json").write_text("{ not a tokenizer", encoding="utf-8")
+    with pytest.raises(ModelError) as info:  # read only now: the file went bad after the model was named
+        model.encode(["hello"])
+    _assert_one_line(info.value)
+
+
+def test_a_deferred_model_encodes_as_the_eager_one(tmp_path: Path) -> None:
+    folder = make_model(tmp_path / "m", table())
+    eager = loader._load_folder(folder, "m")
+    model = load_model(str(folder), deferred=True)
+    texts = ["hello world", "foo bar baz", "zzz", ""]
+    np.testing.assert_array_equal(model.encode(texts), eager.encode(texts))
+    assert model.knows("hello") and not model.knows("zzz")
+    assert load_model(str(folder)) is model  # one object per model and process, loaded once
+
+
+def test_a_model_whose_width_the_header_hides_is_loaded_at_once(tmp_path: Path) -> None:
+    folder = make_model(tmp_path / "bad", table())
+    (folder / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(ModelError):  # the same error as an eager load, at the same time
+        load_model(str(folder), deferred=True)
+
+
+def test_a_model_changed_under_a_deferred_one_is_refused(tmp_path: Path) -> None:
+    folder = make_model(tmp_path / "m", table(seed=1))
+    model = load_model(str(folder), deferred=True)
+    make_model(folder, table(seed=2))  # same width, other vectors: another digest
+    with pytest.raises(ModelError) as info:
+        model.encode(["hello"])
+    assert "changed on disk" in _assert_one_line(info.value)

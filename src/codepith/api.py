@@ -159,7 +159,9 @@ class Index:
             roots = list(dict.fromkeys(roots))
         self.roots = roots
         self.content = content
-        self.model = model if isinstance(model, StaticModel) else load_model(model)
+        # Deferred: an index that is already current (or that another process is building) never needs the
+        # tokenizer or the table; a search or a build reads them on first use.
+        self.model = model if isinstance(model, StaticModel) else load_model(model, deferred=True)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.max_file_bytes = max_file_bytes
         self.use_cache = use_cache

@@ -482,6 +482,8 @@ def _batch(
 
     # Chunk, embed and encode each file (in worker processes when there is enough text).
     new: list[NewFile] = []
+    if todo:  # read now: a model that cannot be read fails the build here, not file by file in workers
+        model.ensure_loaded()
     finish = partial(prepare_file, model)
     prepared = prepare_all([(sf.rel_path, text, sf.language) for sf, text, _ in todo], finish, w.parse_journal)
     for i, ((sf, text, digest), got) in enumerate(zip(todo, prepared, strict=True)):

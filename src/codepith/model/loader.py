@@ -15,7 +15,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -30,6 +30,7 @@ ENV_VAR = "CODEPITH_MODEL"
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 _DEFAULT_MAX_LENGTH = 512  # model2vec's default when config.json has no max_length
+_MAX_HEADER = 100 << 20  # a safetensors header past this is not one
 _TOKEN_BUDGET = 1 << 16  # token rows gathered at once while pooling: bounds memory per step
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 _HUB_FILES = ["config.json", "model.safetensors", "tokenizer.json", "modules.json", "MODEL_INFO.json"]
@@ -130,6 +131,36 @@ class StaticModel:
         self._unk_id = unk_id
         self._max_chars = max_chars
         self._word_ids: dict[str, Sequence[int]] = {}  # normalised ASCII word -> its WordPiece ids
+        self._pending: Callable[[], StaticModel] | None = None  # a deferred model's loader (``deferred``)
+        self._load_lock = threading.Lock()
+
+    @classmethod
+    def deferred(cls, info: ModelInfo, load: Callable[[], StaticModel]) -> StaticModel:
+        """A model known by its ``info`` whose tokenizer and table are read on first use (``load``).
+
+        Opening an index needs only the info (the digest names the index); a process that finds nothing
+        to embed, such as a second ``codepith index`` that waited for the first, never pays the ~0.1 s
+        (a fifth of such a run's CPU) of parsing the tokenizer and widening the table."""
+        model = cls(info, None, np.zeros((0, info.dims), np.float32), normalize=False, max_length=None, unk_id=None)
+        model._pending = load
+        return model
+
+    def ensure_loaded(self) -> None:
+        """Read a deferred model's tokenizer and table now (raises ModelError if they cannot be read);
+        a builder calls it before forking workers, so that they share one copy instead of each loading one."""
+        if self._pending is None:
+            return
+        with self._load_lock:
+            load = self._pending
+            if load is None:
+                return
+            full = load()
+            if full.info != self.info:
+                raise ModelError(f"model '{self.info.name}' changed on disk while in use; start again")
+            for key, value in vars(full).items():
+                if key not in ("info", "_word_ids", "_pending", "_load_lock"):
+                    setattr(self, key, value)
+            self._pending = None
 
     @property
     def dims(self) -> int:
@@ -138,6 +169,8 @@ class StaticModel:
     def knows(self, word: str) -> bool:
         """True when ``word`` is one whole token of the vocabulary (not pieced together from
         sub-words): the words whose meaning the model has really learnt."""
+        if self._pending is not None:
+            self.ensure_loaded()
         ids = self._id_lists([word])[0]
         return len(ids) == 1 and ids[0] != self._unk_id
 
@@ -145,6 +178,8 @@ class StaticModel:
         """Embed texts as float32 rows of shape (len(texts), dims); an empty text gives a zero row."""
         if isinstance(texts, str):
             raise TypeError("encode() takes a sequence of strings, not a single string")
+        if self._pending is not None:
+            self.ensure_loaded()
         if len(texts) == 1:
             return self._encode_batch(texts)
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
@@ -339,34 +374,68 @@ def resolve_model_spec(spec: str | None) -> str:
     return env or DEFAULT_MODEL_NAME
 
 
-def load_model(spec: str | None = None) -> StaticModel:
-    """Load (once per process) the bundled default, a local model2vec folder, or a Hugging Face id."""
+def load_model(spec: str | None = None, *, deferred: bool = False) -> StaticModel:
+    """Load (once per process) the bundled default, a local model2vec folder, or a Hugging Face id.
+
+    ``deferred``: check the folder and read what names the model (its digest, its width) now, the
+    tokenizer and the table on first use (``StaticModel.deferred``); a bad tokenizer or table then
+    raises ModelError at that use instead of here."""
     resolved = resolve_model_spec(spec)
     with _cache_lock:
         cached = _cache.get(resolved)
-        if cached is not None:
-            return cached
-        model = _load_uncached(resolved)
-        _cache[resolved] = model
-        return model
+        if cached is None:
+            cached = _load_uncached(resolved, deferred)
+            _cache[resolved] = cached
+    if not deferred:
+        cached.ensure_loaded()
+    return cached
 
 
-def _load_uncached(spec: str) -> StaticModel:
+def _load_uncached(spec: str, deferred: bool = False) -> StaticModel:
     if spec == DEFAULT_MODEL_NAME:
         if not (DATA_DIR / "model.safetensors").is_file():
             raise ModelError(f"the bundled model '{DEFAULT_MODEL_NAME}' is missing from {DATA_DIR}")
-        return _load_folder(DATA_DIR, DEFAULT_MODEL_NAME)
+        return _open_folder(DATA_DIR, DEFAULT_MODEL_NAME, deferred)
     path = Path(spec).expanduser()
     if path.is_dir():
-        return _load_folder(path, _folder_name(path))
+        return _open_folder(path, _folder_name(path), deferred)
     if path.exists():
         raise ModelError(f"model path '{spec}' is not a folder (expected a model2vec model folder)")
     if _HUB_ID.match(spec):
-        return _load_folder(_fetch_from_hub(spec), spec)
+        return _open_folder(_fetch_from_hub(spec), spec, deferred)
     raise ModelError(
         f"no model folder '{spec}' and it is not a Hugging Face id (owner/name); "
         f"omit --model to use the bundled default '{DEFAULT_MODEL_NAME}'"
     )
+
+
+def _open_folder(folder: Path, name: str, deferred: bool) -> StaticModel:
+    """The model in ``folder``, loaded now or deferred; a folder whose width cannot be read from its
+    weights' header is loaded now, so that what is wrong with it is said here."""
+    if deferred:
+        layout = _find_layout(folder)
+        _read_config(layout.config)
+        dims = _header_dims(layout)
+        if dims is not None:
+            info = ModelInfo(name=name, digest=_digest(layout), dims=dims)
+            return StaticModel.deferred(info, lambda: _load_folder(folder, name))
+    return _load_folder(folder, name)
+
+
+def _header_dims(layout: _Layout) -> int | None:
+    """The embedding width from the safetensors header alone (8 bytes of length, then JSON), or None."""
+    try:
+        with layout.weights.open("rb") as fh:
+            size = int.from_bytes(fh.read(8), "little")
+            if not 0 < size <= _MAX_HEADER:
+                return None
+            header = json.loads(fh.read(size))
+        shape = header[layout.embedding_key]["shape"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if isinstance(shape, list) and len(shape) == 2 and all(isinstance(n, int) and n > 0 for n in shape):
+        return int(shape[1])
+    return None
 
 
 def _folder_name(path: Path) -> str:
