@@ -12,6 +12,10 @@ TEXTS = [
     "class OAuth2PasswordBearer(OAuth2):\n\t\"\"\"Bearer tokens; see RFC-6750 §2.1\"\"\"",
     "naïve café: non-ASCII text takes the tokenizer's own path",
     "a [PAD] token and [UNK] in raw text",
+    "foo[PAD]bar[UNK][PAD]",
+    "[PAD]",
+    "pad_token = '[PAD]'  # naïve [UNK] café, [pad] is a word, [PA[PAD] half of one",
+    " ".join(f"identifier_{i}" for i in range(300)) + " [PAD] past the 512-token limit [UNK]",
     "control\x01chars\x7fare\x0bdropped",
     "x" * 150 + " a word longer than WordPiece accepts",
     "const f = (a,b)=>a+b; // $x->y ?? z || w && v;",
@@ -30,6 +34,15 @@ def test_word_cache_ids_equal_the_tokenizer() -> None:
     for _ in range(2):  # a cold then a warm word cache
         got = [list(ids) for ids in model._id_lists(list(TEXTS))]
         assert got == expected
+
+
+def test_raw_tokens_need_no_second_tokenizer() -> None:
+    """Texts that hold "[PAD]" take the word path around it (a fresh process once spent 27 ms building
+    the full tokenizer for them)."""
+    model = load_model(None)
+    assert model._ascii_fast is not None and model._ascii_fast.raw_split is not None
+    model._id_lists(["x = '[PAD]'", "[UNK]", "a [PAD] b"])
+    assert model._full is None
 
 
 def test_encode_is_stable_across_batches_and_cache_state() -> None:

@@ -16,7 +16,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,8 @@ class _FastPath:
     full_json: str  # the untouched tokenizer, for the rare text that contains a raw token
     words: re.Pattern[str] | None = None  # BertPreTokenizer's split of normalised ASCII text, when it applies
     pieces: _WordPiece | None = None  # ... and WordPiece on one such word, here instead of in the tokenizer
+    raw_split: re.Pattern[str] | None = None  # the raw tokens, longest first, when plain matching finds them
+    raw_ids: dict[str, int] = field(default_factory=dict)  # ... and the id each stands for
 
 
 @dataclass(frozen=True)
@@ -257,9 +259,44 @@ class StaticModel:
             for i, enc in zip(other, _batch_encode(self._tokenizer, prepared), strict=True):
                 out[i] = enc.ids
         if raw:
+            self._raw_id_lists(texts, raw, out)
+        return out
+
+    def _raw_id_lists(self, texts: list[str], raw: list[int], out: list[Sequence[int]]) -> None:
+        """Ids of the texts that hold a raw token ("[PAD]" in a transformer's source). The tokenizer
+        takes such a token out of the text before anything else and tokenises the pieces between, so the
+        pieces go through the word path here and the token's id goes between them; building the full
+        tokenizer for these texts instead took a fresh process 27 ms."""
+        fp = self._ascii_fast
+        split = None if fp is None else fp.raw_split
+        if fp is None or split is None:
             for i, enc in zip(raw, _batch_encode(self._full_tokenizer(), [texts[i] for i in raw]), strict=True):
                 out[i] = enc.ids
-        return out
+            return
+        pieces: list[str] = []
+        plans: list[tuple[int, list[int]]] = []  # per text: a piece's index, or -1 - the raw token's id
+        for i in raw:
+            text, at, plan = texts[i], 0, []
+            for m in split.finditer(text):
+                if m.start() > at:
+                    plan.append(len(pieces))
+                    pieces.append(text[at : m.start()])
+                plan.append(-1 - fp.raw_ids[m.group()])
+                at = m.end()
+            if at < len(text):
+                plan.append(len(pieces))
+                pieces.append(text[at:])
+            plans.append((i, plan))
+        got = self._id_lists(pieces) if pieces else []  # no piece holds a raw token: no recursion
+        limit = self._max_length
+        for i, plan in plans:
+            ids: list[int] = []
+            for step in plan:
+                if step < 0:
+                    ids.append(-1 - step)
+                else:
+                    ids.extend(got[step])
+            out[i] = ids[:limit] if limit is not None else ids
 
     def _full_tokenizer(self) -> Any:
         """The tokenizer with its own normalizer, built on first need (texts holding e.g. '[PAD]')."""
@@ -331,6 +368,12 @@ def _ascii_fast_path(tokenizer: Any, spec: dict[str, Any], text: str) -> _FastPa
         for added in spec.get("added_tokens", [])
         if not added.get("normalized", True) and added.get("content")
     )
+    added = [a for a in spec.get("added_tokens", []) if not a.get("normalized", True) and a.get("content")]
+    plain = all(not (a.get("single_word") or a.get("lstrip") or a.get("rstrip")) for a in added)
+    raw_ids = {str(a["content"]): int(a["id"]) for a in added if isinstance(a.get("id"), int)}
+    raw_split = None
+    if added and plain and len(raw_ids) == len(added):  # leftmost, longest first: the tokenizer's match
+        raw_split = re.compile("|".join(re.escape(t) for t in sorted(raw_ids, key=len, reverse=True)))
     normalizer = tokenizer.normalizer
     tokenizer.normalizer = None
     pre = spec.get("pre_tokenizer")
@@ -349,6 +392,8 @@ def _ascii_fast_path(tokenizer: Any, spec: dict[str, Any], text: str) -> _FastPa
         text,
         _BERT_ASCII_WORDS if bert_words else None,
         _word_piece(model, spec) if bert_words else None,
+        raw_split,
+        raw_ids,
     )
 
 
