@@ -49,3 +49,22 @@ def test_postings_list_the_chunks_that_hold_a_term(tmp_path: Path, model) -> Non
     corpus, d = bm25_corpus(tmp_path, model, "parse parse config", "render view", "parse")
     docs, tfs = corpus.bm25.postings(t("parse"))
     assert docs.tolist() == sorted([d[0], d[2]]) and np.array_equal(tfs[np.argsort(docs)], [2.0, 1.0])
+
+
+def test_one_part_identifiers_expand_as_the_split_says() -> None:
+    """``_expand`` skips the split for an identifier of one part (``request``, ``Request``, ``HTTP``,
+    ``404``); every identifier of this package's source must still get the split's tokens."""
+    from codepith.index import tokens
+
+    def by_split(ident: str) -> tuple[str, ...]:
+        whole, parts = ident.lower(), tokens.split_identifier(ident)
+        if len(parts) > 1 or (parts and parts[0] != whole):
+            return (whole, *(tokens.stem(p) for p in parts if len(p) > 1))
+        return (tokens.stem(whole),) if (len(whole) > 1 or whole.isdigit()) else ()
+
+    idents = {"a", "X", "Ab", "aB", "ABc", "HTTPServer", "HTTP", "Request", "requests", "v2", "404", "_", "__init__"}
+    for path in Path(tokens.__file__).parents[1].rglob("*.py"):
+        idents.update(tokens.identifiers(path.read_text(encoding="utf-8")))
+    assert len(idents) > 2000
+    tokens._EXPANSIONS.clear()
+    assert [i for i in sorted(idents) if tokens._expand(i) != by_split(i)] == []
