@@ -478,3 +478,19 @@ def test_worker_shares_balance_text_not_file_counts() -> None:
     loads = [sum(sizes[i] for i in s) for s in shares]
     assert max(loads) < 1000
     assert balanced_shares([], 3) == [[], [], []]
+
+
+def test_forked_workers_share_one_queue_biggest_job_first() -> None:
+    """Forked workers take the next job when they are free, the biggest first; a queue the pipe cannot
+    hold whole (more than 64 KiB of indices here) falls back to fixed shares rather than block."""
+    import os
+
+    from codepith.index import workers
+
+    fd = workers._job_queue([5, 50, 20, 50])
+    assert fd is not None
+    raw = os.read(fd, 1024)
+    assert os.read(fd, 4) == b"", "the write end is closed: an empty queue reads as its end"
+    os.close(fd)
+    assert [int.from_bytes(raw[i : i + 4], "little") for i in range(0, len(raw), 4)] == [1, 3, 2, 0]
+    assert workers._job_queue([1] * 20_000) is None

@@ -14,10 +14,11 @@ and answers on stdout, one pickle per file, so no copy of the source is ever wri
 killed with ``kill -9`` leaves no job files behind, and its workers end on the broken pipe. Results come
 back in job order.
 
-A worker works through its share in order, so when it dies (a segfault in a grammar, the OOM killer)
-or goes silent for ``CODEPITH_FILE_TIMEOUT`` seconds (it is then killed), the file it was on is known:
-that file gets line windows with the reason, and a fresh worker takes the rest of the share. A worker
-that cannot even start hands its share to this process.
+Forked workers take their jobs from one queue, the biggest first, and say which job they took before
+working on it; a started worker works through a share fixed in advance, in order. Either way, when a
+worker dies (a segfault in a grammar, the OOM killer) or goes silent for ``CODEPITH_FILE_TIMEOUT`` seconds
+(it is then killed), the file it was on is known: that file gets line windows with the reason, and a fresh
+worker takes the rest of the queue or the share. Jobs no worker can take are done in this process.
 
 Builds too small for a pool chunk in-process, except in a long-lived process that asked to ``keep_helper``
 (the MCP server): there one started worker, kept between builds, chunks them with the same timeout.
@@ -253,6 +254,7 @@ class _Slot:
     timed_out: bool = False
     restarts: int = 0
     finished: bool = False  # no more results will come from a worker: take() runs the rest here
+    current: int | None = None  # a worker fed by the shared queue: the job it took and has not answered
 
 
 class _Pool(Generic[R]):
@@ -266,7 +268,14 @@ class _Pool(Generic[R]):
         self._results: dict[int, tuple[bool, Any]] = {}
         self._done = threading.Condition()
         self._closed = False
-        self._slots = [_Slot(share) for share in balanced_shares([len(job[1]) for job in jobs], workers)]
+        # Forked workers take their jobs from one queue, the biggest first, each the next when it is free:
+        # shares fixed in advance ended up to 30-70 ms apart on 150-330 ms builds (one worker slowed by the
+        # other's files, by this process's reader threads, by the machine). Started workers keep shares.
+        self._queue = _job_queue([len(job[1]) for job in jobs]) if fork and 0 < len(jobs) <= _QUEUE_MAX else None
+        if self._queue is not None:
+            self._slots = [_Slot([]) for _ in range(min(workers, len(jobs)))]
+        else:
+            self._slots = [_Slot(share) for share in balanced_shares([len(job[1]) for job in jobs], workers)]
         self._slot_of = {i: s for s in self._slots for i in s.jobs}
         # Every first worker is started before any thread of the pool's, so the forks see one thread.
         started = [(slot, self._launch(slot)) for slot in self._slots]
@@ -313,7 +322,7 @@ class _Pool(Generic[R]):
         try:
             pid = os.fork()
             if pid == 0:  # the child: never returns
-                _forked_main(self._jobs, share, self._finish, write_fd, parent, main)
+                _forked_main(self._jobs, share, self._finish, write_fd, parent, main, self._queue)
         finally:
             if before is None:
                 os.environ.pop(_TOKENIZERS_ENV, None)
@@ -338,10 +347,15 @@ class _Pool(Generic[R]):
                 with self._done:
                     if msg == _READY:
                         slot.ready = True
+                    elif isinstance(msg, int):  # a queue worker took this job
+                        slot.current = msg
                     else:
                         idx, result = msg
                         self._results[idx] = (self._fork, result)
-                        slot.pos += 1
+                        if self._queue is None:
+                            slot.pos += 1
+                        else:
+                            slot.current = None
                     slot.last = time.monotonic()
                     self._done.notify_all()
         except Exception as exc:  # a broken stream counts as a dead worker
@@ -356,6 +370,9 @@ class _Pool(Generic[R]):
 
     def _after_exit(self, slot: _Slot, code: int) -> None:
         """Blame the file in progress (if the worker got that far) and restart for the rest."""
+        if self._queue is not None:
+            self._after_queue_exit(slot, code)
+            return
         if slot.pos >= len(slot.jobs) or self._closed:
             slot.finished = True
             return
@@ -380,11 +397,34 @@ class _Pool(Generic[R]):
             slot.restarts += 1
             self._start(slot)
 
+    def _after_queue_exit(self, slot: _Slot, code: int) -> None:
+        """A queue worker ended: done when it found the queue empty, else blame the job it had taken
+        (if any) and start another on the rest of the queue."""
+        idx, slot.current = slot.current, None
+        if self._closed or not slot.ready or (idx is None and code == 0):
+            slot.finished = True  # the queue is empty, or the worker itself is broken
+            return
+        if idx is not None:
+            rel, text, language = self._jobs[idx]
+            reason = f"worker timed out (> {self._timeout:g}s)" if slot.timed_out else f"worker crashed (exit {code})"
+            log.warning("%s while chunking %s; indexed as line windows", reason, rel)
+            self._results[idx] = (False, line_windows(rel, text, language, reason))
+        if slot.restarts >= MAX_RESTARTS:
+            slot.finished = True
+        else:
+            slot.restarts += 1
+            self._start(slot)
+
+    def _given_up(self, i: int) -> bool:
+        """No worker will answer job i: its own has finished (shares), or every worker has (the queue)."""
+        if self._queue is None:
+            return self._slot_of[i].finished
+        return all(slot.finished for slot in self._slots)
+
     def take(self, i: int) -> R | None:
         """The result for job i, waiting for its worker; None when this process must do it."""
-        slot = self._slot_of[i]
         with self._done:
-            while i not in self._results and not slot.finished:
+            while i not in self._results and not self._given_up(i):
                 self._done.wait(timeout=min(1.0, self._timeout / 4))
                 self._watchdog()
             got = self._results.pop(i, None)
@@ -402,7 +442,7 @@ class _Pool(Generic[R]):
                 proc is not None
                 and not slot.finished
                 and not slot.timed_out
-                and slot.pos < len(slot.jobs)
+                and (slot.pos < len(slot.jobs) if self._queue is None else slot.current is not None)
                 and now - slot.last > self._timeout
             ):
                 slot.timed_out = True
@@ -418,6 +458,9 @@ class _Pool(Generic[R]):
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+        if self._queue is not None:
+            os.close(self._queue)
+            self._queue = None
 
 
 _helper: _Helper | None = None
@@ -592,22 +635,32 @@ def _write_jobs(stream: IO[bytes], jobs: list[tuple[Any, ...]], *, close: bool =
 
 _TOKENIZERS_ENV = "TOKENIZERS_PARALLELISM"
 def _forked_main(
-    jobs: Sequence[Job], share: list[int], finish: Finish[Any], write_fd: int, parent: int, main: bool
+    jobs: Sequence[Job],
+    share: list[int],
+    finish: Finish[Any],
+    write_fd: int,
+    parent: int,
+    main: bool,
+    queue_fd: int | None = None,
 ) -> None:
-    """A forked worker's whole life: each job of its share, finished, pickled to the pipe; then exit
-    without running anything of the parent's (no atexit hooks, no flush of its buffers)."""
+    """A forked worker's whole life: each job of its share (or taken from the queue), finished, pickled
+    to the pipe; then exit without running anything of the parent's (no atexit hooks, no flush of its
+    buffers)."""
     code = 1
     try:
         if main:  # forked by a pool thread (a restart), the death signal would come when that thread ends
             die_with_parent()
-        # Only the pipe stays open: the parent's files, locks and other workers' pipes are not this
+        # Only the pipes stay open: the parent's files, locks and other workers' pipes are not this
         # process's to hold (a copy of a pipe's read end would keep a dead parent's workers writing).
-        os.closerange(3, write_fd)
-        os.closerange(write_fd + 1, _max_fd())
+        low = 3
+        for fd in sorted(fd for fd in (write_fd, queue_fd) if fd is not None):
+            os.closerange(low, fd)
+            low = fd + 1
+        os.closerange(low, _max_fd())
         out = os.fdopen(write_fd, "wb")
         pickle.dump(_READY, out)
         out.flush()
-        for i in share:
+        for i in share if queue_fd is None else _taken(queue_fd, out):
             if os.getppid() != parent:
                 break
             rel, text, language = jobs[i]
@@ -620,6 +673,44 @@ def _forked_main(
         code = 1
     finally:
         os._exit(code)
+
+
+_QUEUE_MAX = 16_000  # jobs a queue holds: 4 bytes each, written whole into a pipe (64 KiB on Linux)
+_QUEUE_ITEM = 4
+
+
+def _job_queue(sizes: Sequence[int]) -> int | None:
+    """A pipe holding every job's index, the biggest job first, whose write end is already closed: each
+    worker reads the next index when it is free (a pipe read of 4 bytes is never split between readers),
+    and an empty pipe reads as its end. Returns the read end, or None when the pipe cannot hold them all
+    (a user over the kernel's pipe-buffer quota gets 4 KiB pipes): the pool then uses fixed shares."""
+    order = sorted(range(len(sizes)), key=lambda j: (-sizes[j], j))
+    data = b"".join(i.to_bytes(_QUEUE_ITEM, "little") for i in order)
+    read_fd, write_fd = os.pipe()
+    try:
+        os.set_blocking(write_fd, False)  # nobody reads yet: a full pipe must not block this process
+        written = os.write(write_fd, data)
+    except BlockingIOError:
+        written = 0
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    if written != len(data):
+        os.close(read_fd)
+        return None
+    return read_fd
+
+
+def _taken(queue_fd: int, out: IO[bytes]) -> Iterator[int]:
+    """The jobs this worker takes from the queue, each announced before it is worked on, so that the
+    parent knows which file a death or a hang belongs to."""
+    while len(raw := os.read(queue_fd, _QUEUE_ITEM)) == _QUEUE_ITEM:
+        i = int.from_bytes(raw, "little")
+        pickle.dump(i, out, protocol=pickle.HIGHEST_PROTOCOL)
+        out.flush()
+        yield i
 
 
 def _max_fd() -> int:
