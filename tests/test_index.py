@@ -494,3 +494,14 @@ def test_forked_workers_share_one_queue_biggest_job_first() -> None:
     os.close(fd)
     assert [int.from_bytes(raw[i : i + 4], "little") for i in range(0, len(raw), 4)] == [1, 3, 2, 0]
     assert workers._job_queue([1] * 20_000) is None
+
+
+def test_a_second_worker_is_forked_only_for_what_it_saves() -> None:
+    """A build forks when a second worker takes enough text off the longest path: many small files
+    (axios's shape) do, a tree of one big file and a few small ones (sinatra's) does not."""
+    from codepith.index.workers import FORK_SAVING_CHARS, fork_saving
+
+    assert fork_saving([2_000] * 65) == 65_000 >= FORK_SAVING_CHARS
+    assert fork_saving([64_000, 6_000, 6_000, 7_000]) == 19_000 < FORK_SAVING_CHARS
+    assert fork_saving([100_000, 100_000]) == 100_000
+    assert fork_saving([5]) == 0 and fork_saving([]) == 0

@@ -55,10 +55,13 @@ R = TypeVar("R")
 Finish = Callable[[str, FileAnalysis], R]  # (rel_path, analysis) -> what the build keeps of the file
 
 MIN_FILES = 200  # below this, started workers' start-up (~0.3 s) costs more than they save
-# ... and forked ones' below this much text: two forks and their first writes to shared pages cost 10-40 ms
-# in a process holding a model (measured side by side on the dev suite: 20,000 chars made the six
-# smallest repositories 1.3-2x slower than one process; from ~150,000 chars two workers win or tie)
-FORK_MIN_CHARS = 150_000
+# ... and forked ones' unless a second worker would take this much text off the longest path: the
+# forks, their first writes to shared pages and the results' pickles cost a small build 6-10 ms in a
+# fresh process. The longest path is half the text, or the biggest file when that is more: a tree of a
+# few big files (sinatra's 83,000 characters, most in one file) gains nothing from a second worker, one
+# of many small files (axios's 135,000 in 65) does. Measured in fresh processes, alternating builds:
+# see benchmarks/README.md, "Forking by what a second worker saves".
+FORK_SAVING_CHARS = 40_000
 MAX_RESTARTS = 8  # per worker slot; past it the rest of the share runs in this process
 _READY = "codepith-worker-ready"  # the first message: imports worked, later deaths are a file's doing
 LEGACY_JOB_PREFIX = "codepith-jobs-"  # job files of older versions, in the system temp folder
@@ -85,7 +88,7 @@ def prepare_all(jobs: Sequence[Job], finish: Finish[R], journal: Path | None = N
     fork = workers >= 2 and can_fork()
     isolate = len(jobs) >= MIN_FILES  # from this many files, workers also keep a crashing grammar out of here
     if fork:
-        small = len(jobs) < 2 or (not isolate and sum(len(job[1]) for job in jobs) < FORK_MIN_CHARS)
+        small = len(jobs) < 2 or (not isolate and fork_saving([len(job[1]) for job in jobs]) < FORK_SAVING_CHARS)
     else:
         small = workers < 2 or not isolate
     if small:
@@ -107,6 +110,13 @@ def prepare_all(jobs: Sequence[Job], finish: Finish[R], journal: Path | None = N
             yield got if got is not None else finish(job[0], analyze_one(*job))
     finally:
         pool.close()
+
+
+def fork_saving(sizes: Sequence[int]) -> int:
+    """Characters a second worker takes off the build's longest path: the text, less the larger of
+    its half and the biggest file (which one worker must do alone)."""
+    total = sum(sizes)
+    return total - max((total + 1) // 2, max(sizes, default=0))
 
 
 def _in_process(jobs: Sequence[Job], finish: Finish[R], journal: Path | None) -> Iterator[R]:
