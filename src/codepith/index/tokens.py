@@ -90,14 +90,10 @@ def _expand(ident: str) -> tuple[str, ...]:
     got = _EXPANSIONS.get(ident)
     if got is None:
         whole = ident.lower()
-        if ident.isdigit() or (ident.isalpha() and (ident.islower() or ident.isupper() or ident[1:].islower())):
-            # one part, the identifier itself (``request``, ``Request``, ``HTTP``, ``404``): most of a
-            # file's identifiers, and the split below costs a fresh process ~3 us each
-            got = (_stem(whole),) if (len(whole) > 1 or whole.isdigit()) else ()
-            if len(_EXPANSIONS) < 500_000:
-                _EXPANSIONS[ident] = got
-            return got
-        parts = split_identifier(ident)
+        # one part, the identifier itself (``request``, ``Request``, ``HTTP``, ``404``): most of a file's
+        # identifiers, which need no split (it costs a fresh process ~3 us each)
+        one = ident.isdigit() or (ident.isalpha() and (ident.islower() or ident.isupper() or ident[1:].islower()))
+        parts = [whole] if one else split_identifier(ident)
         if len(parts) > 1 or (parts and parts[0] != whole):
             # a compound keeps its exact spelling (symbol queries) plus its parts' stems (word queries)
             toks = [whole]

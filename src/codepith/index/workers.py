@@ -390,7 +390,30 @@ class _Pool(Generic[R]):
             log.debug("index worker failed to start (exit %s); indexing in this process", code)
             slot.finished = True
             return
-        idx = slot.jobs[slot.pos]
+        self._blame(slot, slot.jobs[slot.pos], code)
+        slot.pos += 1
+        if slot.pos >= len(slot.jobs):
+            slot.finished = True
+        else:
+            self._restart(slot)
+
+    def _after_queue_exit(self, slot: _Slot, code: int) -> None:
+        """A queue worker ended: done when it found the queue empty, else blame the job it had taken
+        (if any) and start another on the rest of the queue."""
+        idx, slot.current = slot.current, None
+        if self._closed or (idx is None and code == 0):  # the queue is empty
+            slot.finished = True
+            return
+        if not slot.ready:  # died before its first file: the worker, not a file, is broken
+            log.debug("index worker failed to start (exit %s); indexing in this process", code)
+            slot.finished = True
+            return
+        if idx is not None:
+            self._blame(slot, idx, code)
+        self._restart(slot)
+
+    def _blame(self, slot: _Slot, idx: int, code: int) -> None:
+        """Line windows, with the reason, for the job a worker died or hung on."""
         rel, text, language = self._jobs[idx]
         if slot.timed_out:
             reason = f"worker timed out (> {self._timeout:g}s)"
@@ -398,27 +421,9 @@ class _Pool(Generic[R]):
             reason = f"worker crashed (exit {code})"
         log.warning("%s while chunking %s; indexed as line windows", reason, rel)
         self._results[idx] = (False, line_windows(rel, text, language, reason))
-        slot.pos += 1
-        if slot.pos >= len(slot.jobs):
-            slot.finished = True
-        elif slot.restarts >= MAX_RESTARTS:
-            slot.finished = True
-        else:
-            slot.restarts += 1
-            self._start(slot)
 
-    def _after_queue_exit(self, slot: _Slot, code: int) -> None:
-        """A queue worker ended: done when it found the queue empty, else blame the job it had taken
-        (if any) and start another on the rest of the queue."""
-        idx, slot.current = slot.current, None
-        if self._closed or not slot.ready or (idx is None and code == 0):
-            slot.finished = True  # the queue is empty, or the worker itself is broken
-            return
-        if idx is not None:
-            rel, text, language = self._jobs[idx]
-            reason = f"worker timed out (> {self._timeout:g}s)" if slot.timed_out else f"worker crashed (exit {code})"
-            log.warning("%s while chunking %s; indexed as line windows", reason, rel)
-            self._results[idx] = (False, line_windows(rel, text, language, reason))
+    def _restart(self, slot: _Slot) -> None:
+        """A fresh worker for the rest of the slot's jobs, unless it has been restarted too often."""
         if slot.restarts >= MAX_RESTARTS:
             slot.finished = True
         else:

@@ -363,12 +363,8 @@ def _ascii_fast_path(tokenizer: Any, spec: dict[str, Any], text: str) -> _FastPa
     norm = spec.get("normalizer")
     if not isinstance(norm, dict) or norm.get("type") != "BertNormalizer" or tokenizer.normalizer is None:
         return None
-    raw_tokens = tuple(
-        str(added["content"])
-        for added in spec.get("added_tokens", [])
-        if not added.get("normalized", True) and added.get("content")
-    )
     added = [a for a in spec.get("added_tokens", []) if not a.get("normalized", True) and a.get("content")]
+    raw_tokens = tuple(str(a["content"]) for a in added)
     plain = all(not (a.get("single_word") or a.get("lstrip") or a.get("rstrip")) for a in added)
     raw_ids = {str(a["content"]): int(a["id"]) for a in added if isinstance(a.get("id"), int)}
     raw_split = None
