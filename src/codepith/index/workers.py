@@ -379,29 +379,15 @@ class _Pool(Generic[R]):
             self._done.notify_all()
 
     def _after_exit(self, slot: _Slot, code: int) -> None:
-        """Blame the file in progress (if the worker got that far) and restart for the rest."""
-        if self._queue is not None:
-            self._after_queue_exit(slot, code)
-            return
-        if slot.pos >= len(slot.jobs) or self._closed:
-            slot.finished = True
-            return
-        if not slot.ready:  # died before its first file: the worker, not a file, is broken
-            log.debug("index worker failed to start (exit %s); indexing in this process", code)
-            slot.finished = True
-            return
-        self._blame(slot, slot.jobs[slot.pos], code)
-        slot.pos += 1
-        if slot.pos >= len(slot.jobs):
-            slot.finished = True
+        """Blame the file in progress (if the worker got that far) and restart for the rest: of its share,
+        or of the queue (a queue worker that ended cleanly between jobs found the queue empty)."""
+        if self._queue is None:
+            idx = slot.jobs[slot.pos] if slot.pos < len(slot.jobs) else None
+            done = idx is None
         else:
-            self._restart(slot)
-
-    def _after_queue_exit(self, slot: _Slot, code: int) -> None:
-        """A queue worker ended: done when it found the queue empty, else blame the job it had taken
-        (if any) and start another on the rest of the queue."""
-        idx, slot.current = slot.current, None
-        if self._closed or (idx is None and code == 0):  # the queue is empty
+            idx, slot.current = slot.current, None
+            done = idx is None and code == 0
+        if done or self._closed:
             slot.finished = True
             return
         if not slot.ready:  # died before its first file: the worker, not a file, is broken
@@ -410,6 +396,11 @@ class _Pool(Generic[R]):
             return
         if idx is not None:
             self._blame(slot, idx, code)
+            if self._queue is None:
+                slot.pos += 1
+                if slot.pos >= len(slot.jobs):
+                    slot.finished = True
+                    return
         self._restart(slot)
 
     def _blame(self, slot: _Slot, idx: int, code: int) -> None:
