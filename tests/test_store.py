@@ -473,6 +473,52 @@ def test_a_new_generation_keeps_what_did_not_change(tmp_path: Path, model) -> No
     assert index.corpus.derived("probe", paths_table, of_paths=True) == 4  # the paths changed
 
 
+def test_a_large_int8_store_scores_exactly_the_best_estimates_of_its_heads(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # a large int8 store is scanned in two passes: each segment's head (the half of the dimensions along
+    # which its codes vary most) estimates every chunk, and only the best FIRST_STAGE estimates are scored
+    # exactly; the other chunks stay at -inf. A store written before heads existed is scanned whole.
+    from codepith.index import build
+    from codepith.store import view as view_mod
+
+    root = tmp_path / "repo"
+    _many(root, 60)
+    monkeypatch.setattr(build, "COMPACT_FILES", 10)
+    monkeypatch.setattr(build, "BATCH_FILES", 25)
+    monkeypatch.setattr(view_mod, "STREAM_FROM", 10)
+    monkeypatch.setattr(view_mod, "CODE_BLOCK", 5)
+    index = codepith.Index.from_path(root, model=model)
+    view = index.corpus.parts[0].view
+    assert len(view.segments) > 1 and all(s.compact for s in view.segments)
+    for s in view.segments:
+        codes = np.asarray(s.vectors, np.float32)
+        assert s.head is not None and s.hdims is not None and s.head.shape == (s.n, model.dims // 2)
+        assert np.array_equal(s.head, np.asarray(s.vectors)[:, s.hdims.astype(np.intp)])
+        spread = codes[::8].var(axis=0)  # the kept columns vary at least as much as any left out
+        assert spread[s.hdims.astype(np.intp)].min() >= np.delete(spread, s.hdims.astype(np.intp)).max() - 1e-6
+    exact = view.dense(np.ones(model.dims, np.float32))  # below FIRST_STAGE_FROM: every chunk scored
+    assert np.all(np.isfinite(exact))
+    keep = view.n_physical // 3
+    monkeypatch.setattr(view_mod, "FIRST_STAGE_FROM", 10)
+    monkeypatch.setattr(view_mod, "FIRST_STAGE", keep)
+    for text in ("widget size handler", "route the request", "handler_7"):
+        qv = model.encode([text])[0]
+        whole = view._scan_codes(qv)
+        got = view.dense(qv)
+        estimates = np.concatenate(
+            [(np.asarray(s.head, np.float32) @ qv[s.hdims.astype(np.intp)]) * s.vscale for s in view.segments]
+        )
+        want_picked = set(np.argsort(-estimates, kind="stable")[:keep].tolist())
+        picked = set(np.flatnonzero(np.isfinite(got)).tolist())
+        assert len(picked) == keep and len(picked ^ want_picked) <= 2  # ties at the cut may go either way
+        assert np.allclose(got[sorted(picked)], whole[sorted(picked)], atol=1e-5)
+        assert np.argmax(got) == np.argmax(whole)
+    assert [r.chunk.location for r in index.search("handler_7", refresh=False)][:3] == [
+        r.chunk.location for r in codepith.Index.from_path(root, model=model, use_cache=False).search("handler_7")
+    ][:3]
+    monkeypatch.setattr(view.segments[0], "head", None)  # an older segment: the whole codes, every chunk
+    assert np.all(np.isfinite(view.dense(model.encode(["route the request"])[0])))
+
+
 def test_a_scan_scores_every_segment_when_no_thread_can_start(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from codepith.index import build
     from codepith.store import view as view_mod
