@@ -26,9 +26,7 @@ from codepith.files.read import read_text
 from codepith.files.source import IgnoreHit, SkipReport, SourceFile
 from codepith.files.walk import max_file_bytes_limit, walk
 from codepith.index import changes
-from codepith.index.prepare import prepare_file
 from codepith.index.repo import FileRecord, RepoData
-from codepith.index.workers import prepare_all
 from codepith.model.loader import StaticModel
 from codepith.store.layout import CacheError, CacheIOError, index_dir
 from codepith.store.manifest import FileMeta, Store, StoreBusy, Writer
@@ -482,8 +480,16 @@ def _batch(
 
     # Chunk, embed and encode each file (in worker processes when there is enough text).
     new: list[NewFile] = []
-    if todo:  # read now: a model that cannot be read fails the build here, not file by file in workers
-        model.ensure_loaded()
+    if not todo:
+        if progress is not None and batch:
+            progress(done + len(batch), total)
+        return metas, touched, new
+    # Imported here: a search on a current index never chunks, and these modules (the chunker, its
+    # grammars, the worker pool) were a fifth of a cold CLI search's imports.
+    from codepith.index.prepare import prepare_file
+    from codepith.index.workers import prepare_all
+
+    model.ensure_loaded()  # read now: a model that cannot be read fails the build here, not in workers
     finish = partial(prepare_file, model)
     prepared = prepare_all([(sf.rel_path, text, sf.language) for sf, text, _ in todo], finish, w.parse_journal)
     for i, ((sf, text, digest), got) in enumerate(zip(todo, prepared, strict=True)):
@@ -505,7 +511,5 @@ def _batch(
             new.append(got.file)
         if progress is not None:
             progress(done + i + 1, total)
-    if progress is not None and not todo and batch:
-        progress(done + len(batch), total)
     new.sort(key=lambda nf: nf.rel)  # a segment holds its files in path order, as the corpus numbers them
     return metas, touched, new

@@ -157,11 +157,12 @@ class View:
             return self._scan_codes(qv)
         out = np.full(self.n_physical, -np.inf, np.float32)
         picked = np.sort(_largest(heads, FIRST_STAGE))
-        owner = np.searchsorted(self.base, picked, side="right") - 1
-        for i in np.unique(owner).tolist():
-            phys = picked[owner == i]
-            s, rows = self.segments[i], phys - int(self.base[i])
-            out[phys] = (np.asarray(s.vectors[rows], np.float32) @ qv) * s.vscale[rows]
+        bounds = np.searchsorted(picked, self.base).tolist()  # each segment's run of the picked (np.unique
+        for i, s in enumerate(self.segments):  # would import numpy.ma: 40 ms of a cold search)
+            phys = picked[bounds[i] : bounds[i + 1]]
+            if len(phys):
+                rows = phys - int(self.base[i])
+                out[phys] = (np.asarray(s.vectors[rows], np.float32) @ qv) * s.vscale[rows]
         return out
 
     def _threaded(self, score: Callable[[seg.Segment, np.ndarray], np.ndarray], width: int) -> np.ndarray:
