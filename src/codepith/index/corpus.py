@@ -69,21 +69,27 @@ class SegmentBM25:
         avg = float(live.mean()) if self.n_docs else 1.0
         self._norm = (K1 * (1.0 - B + B * lengths / max(avg, 1e-9))).astype(np.float32)
 
-    def _hits(self, term: str) -> tuple[int, list[tuple[np.ndarray, np.ndarray]]]:
+    def _hits(self, term: str) -> tuple[int, np.ndarray, np.ndarray]:
         return self._hits_many([term])[0]
 
-    def _hits_many(self, terms: Sequence[str]) -> list[tuple[int, list[tuple[np.ndarray, np.ndarray]]]]:
-        """Each term's live document frequency and postings (corpus numbers, counts) per segment."""
+    def _hits_many(self, terms: Sequence[str]) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """Each term's live document frequency and postings: the physical chunk numbers (ascending: the
+        segments in order, each one's postings sorted) and counts of every segment, joined. Scoring the
+        kernel's 62 segments' pieces one by one was a numpy call per term and segment, ~10 ms a search."""
         keys = np.fromiter((term_key(t) for t in terms), dtype=np.uint64, count=len(terms))
-        out: list[tuple[int, list[tuple[np.ndarray, np.ndarray]]]] = [(0, []) for _ in terms]
+        found: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in terms]
         for part, base in zip(self._c.parts, self._c.phys_base, strict=False):
-            for i, found in enumerate(part.view.postings(keys)):
-                df, hits = out[i]
-                for b, docs, tfs in found:
-                    idx = docs.astype(np.int64) + (base + b)
-                    hits.append((idx, tfs))
-                    df += len(idx) if self._c.identity else int(np.count_nonzero(self._c.logical_of[idx] >= 0))
-                out[i] = (df, hits)
+            for i, got in enumerate(part.view.postings(keys)):
+                found[i].extend((docs.astype(np.int64) + (base + b), tfs) for b, docs, tfs in got)
+        out: list[tuple[int, np.ndarray, np.ndarray]] = []
+        for hits in found:
+            if not hits:
+                out.append((0, _NO_IDS, _NO_COUNTS))
+                continue
+            idx = hits[0][0] if len(hits) == 1 else np.concatenate([h[0] for h in hits])
+            tfs = hits[0][1] if len(hits) == 1 else np.concatenate([h[1] for h in hits])
+            df = len(idx) if self._c.identity else int(np.count_nonzero(self._c.logical_of[idx] >= 0))
+            out.append((df, idx, tfs))
         return out
 
     def doc_freq(self, term: str) -> int:
@@ -92,11 +98,8 @@ class SegmentBM25:
     def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         """The live chunks that hold ``term`` (corpus numbers, ascending) and its counts in each (issue
         evidence intersects these)."""
-        _, hits = self._hits(term)
-        if not hits:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        idx = np.concatenate([h[0] for h in hits])
-        tfs = np.concatenate([h[1] for h in hits]).astype(np.float32)
+        _, idx, tfs = self._hits(term)
+        tfs = tfs.astype(np.float32)
         if not self._c.identity:
             idx = self._c.logical_of[idx]
             keep = idx >= 0
@@ -129,49 +132,47 @@ class SegmentBM25:
         any_side = any(v > 0 for v in per)
         looked = self._hits_many([*terms, *(SIDE_MARK + t for t in terms)] if any_side else terms)
         for i, term in enumerate(terms):
-            df, hits = looked[i]
-            named = looked[len(terms) + i] if per[i] > 0 else (0, [])
+            df, idx, tfs = looked[i]
+            named = looked[len(terms) + i] if per[i] > 0 else (0, _NO_IDS, _NO_COUNTS)
             if not df and not named[0]:
                 continue
             w = self.idf(term, df or named[0]) * (1.0 if weights is None else weights[i])
-            for idx, tfs in hits:
+            if len(idx):
                 tf = tfs.astype(np.float32)
                 out[idx] += w * tf * (K1 + 1.0) / (tf + self._norm[idx])
             if named[0]:
-                self._add_side(out, w, hits, named[1], per[i])
+                self._add_side(out, w, idx, tfs, named[1], named[2], per[i])
         return out if self._c.identity else out[self._c.perm]
 
     def _add_side(
         self,
         out: np.ndarray,
         w: float,
-        body: list[tuple[np.ndarray, np.ndarray]],
-        names: list[tuple[np.ndarray, np.ndarray]],
+        b_idx: np.ndarray,
+        b_tf: np.ndarray,
+        idx: np.ndarray,
+        tfs: np.ndarray,
         side: float,
     ) -> None:
         """Raise each named chunk's term score from its body count to body + side x name count; a named
         chunk's body count is found by binary search in the term's body postings. (A few small arrays per
         term: kept to a handful of numpy calls, whose overhead is most of the cost.)"""
-        b_idx: np.ndarray | None = None
-        if len(body) == 1:
-            b_idx, b_tf = body[0]
-        elif body:
-            b_idx = np.concatenate([h[0] for h in body])
-            b_tf = np.concatenate([h[1] for h in body])
-            if not (b_idx[1:] > b_idx[:-1]).all():  # segments out of chunk order
-                order = b_idx.argsort(kind="stable")
-                b_idx, b_tf = b_idx[order], b_tf[order]
-        k1 = K1 + 1.0
-        for idx, tfs in names:
-            if b_idx is not None and len(b_idx):
-                pos = b_idx.searchsorted(idx)
-                pos[pos >= len(b_idx)] = len(b_idx) - 1
-                base = np.where(b_idx[pos] == idx, b_tf[pos], 0).astype(np.float32)
-            else:
-                base = np.zeros(len(idx), dtype=np.float32)
-            norm = self._norm[idx]
-            both = base + np.float32(side) * tfs
-            out[idx] += w * k1 * (both / (both + norm) - base / (base + norm))
+        if len(b_idx) > 1 and not (b_idx[1:] > b_idx[:-1]).all():  # segments out of chunk order
+            order = b_idx.argsort(kind="stable")
+            b_idx, b_tf = b_idx[order], b_tf[order]
+        if len(b_idx):
+            pos = b_idx.searchsorted(idx)
+            pos[pos >= len(b_idx)] = len(b_idx) - 1
+            base = np.where(b_idx[pos] == idx, b_tf[pos], 0).astype(np.float32)
+        else:
+            base = np.zeros(len(idx), dtype=np.float32)
+        norm = self._norm[idx]
+        both = base + np.float32(side) * tfs
+        out[idx] += w * (K1 + 1.0) * (both / (both + norm) - base / (base + norm))
+
+
+_NO_IDS = np.zeros(0, np.int64)
+_NO_COUNTS = np.zeros(0, np.uint16)
 
 
 class Definitions:
