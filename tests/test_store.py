@@ -477,16 +477,10 @@ def test_a_large_int8_store_scores_exactly_the_best_estimates_of_its_heads(tmp_p
     # a large int8 store is scanned in two passes: each segment's head (the half of the dimensions along
     # which its codes vary most) estimates every chunk, and only the best FIRST_STAGE estimates are scored
     # exactly; the other chunks stay at -inf. A store written before heads existed is scanned whole.
-    from codepith.index import build
     from codepith.store import view as view_mod
 
-    root = tmp_path / "repo"
-    _many(root, 60)
-    monkeypatch.setattr(build, "COMPACT_FILES", 10)
-    monkeypatch.setattr(build, "BATCH_FILES", 25)
-    monkeypatch.setattr(view_mod, "STREAM_FROM", 10)
     monkeypatch.setattr(view_mod, "CODE_BLOCK", 5)
-    index = codepith.Index.from_path(root, model=model)
+    index, root = _int8_index(tmp_path, model, monkeypatch, files=60, batch=25)
     view = index.corpus.parts[0].view
     assert len(view.segments) > 1 and all(s.compact for s in view.segments)
     for s in view.segments:
@@ -519,16 +513,23 @@ def test_a_large_int8_store_scores_exactly_the_best_estimates_of_its_heads(tmp_p
     assert np.all(np.isfinite(view.dense(model.encode(["route the request"])[0])))
 
 
-def test_a_scan_scores_every_segment_when_no_thread_can_start(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def _int8_index(tmp_path: Path, model, monkeypatch, *, files: int, batch: int) -> tuple[codepith.Index, Path]:  # type: ignore[no-untyped-def]
+    """An index of ``files`` files stored as int8 codes in segments of ``batch`` files, large enough to stream."""
     from codepith.index import build
     from codepith.store import view as view_mod
 
     root = tmp_path / "repo"
-    _many(root, 40)
+    _many(root, files)
     monkeypatch.setattr(build, "COMPACT_FILES", 10)
-    monkeypatch.setattr(build, "BATCH_FILES", 10)
+    monkeypatch.setattr(build, "BATCH_FILES", batch)
     monkeypatch.setattr(view_mod, "STREAM_FROM", 10)
-    index = codepith.Index.from_path(root, model=model)
+    return codepith.Index.from_path(root, model=model), root
+
+
+def test_a_scan_scores_every_segment_when_no_thread_can_start(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from codepith.store import view as view_mod
+
+    index, _ = _int8_index(tmp_path, model, monkeypatch, files=40, batch=10)
     view = index.corpus.parts[0].view
     qv = model.encode(["widget size handler"])[0]
     want = view.dense(qv)
