@@ -52,7 +52,6 @@ VECTOR_DTYPE = np.float16
 SIDE_MARK = "="
 ARRAYS = ("vectors", "vscale", "lengths", "marks", "keys", "offsets", "docs", "tfs", "dkeys", "dchunks")
 FILES = ("arrays.bin", "chunks.bin")
-HEAD_ARRAYS = ("hdims", "head")  # a compact segment's; a segment written before them is scanned whole
 HEAD_SAMPLE = 8  # the head's dimensions are judged on every 8th row (the kernel: 5 ms a segment, not 40)
 _MAGIC = b"CODEPITH-SEGMENT-ARRAYS-1\n"
 _ALIGN = 64
