@@ -526,6 +526,32 @@ def _int8_index(tmp_path: Path, model, monkeypatch, *, files: int, batch: int) -
     return codepith.Index.from_path(root, model=model), root
 
 
+def test_an_edited_corpus_puts_physical_arrays_in_logical_order_by_runs(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # an edit moves a file's chunks to a new segment and leaves its old ones dead: the logical order is the
+    # physical one but for a few runs, copied as slices; past MAX_RUNS of them the order is gathered instead
+    from codepith.index import corpus as corpus_mod
+
+    root = tmp_path / "repo"
+    _many(root, 30)
+    index = codepith.Index.from_path(root, model=model)
+    for i in (3, 17):
+        (root / f"pkg{i % 17}/mod_{i}.py").write_text(
+            f"def edited_{i}(x):\n    return x\n\n\nclass Moved{i}:\n    pass\n"
+        )
+    index.refresh()
+    corpus = index.corpus
+    assert not corpus.identity and corpus._runs is not None and 1 < len(corpus._runs) < corpus.n
+    rng = np.random.default_rng(3)
+    for arr in (rng.normal(size=corpus.n_physical), rng.normal(size=(corpus.n_physical, 3))):
+        assert np.array_equal(corpus.logical(arr), arr[corpus.perm])
+    monkeypatch.setattr(corpus_mod, "MAX_RUNS", 2)
+    assert corpus_mod._runs(corpus.perm) is None
+    qv = model.encode(["edited widget"])[0]
+    assert np.allclose(corpus.dense(qv), corpus.vectors @ qv, atol=1e-3)
+    hits = index.search("edited_17", refresh=False)
+    assert hits and hits[0].chunk.file_path == "pkg0/mod_17.py"
+
+
 def test_a_scan_scores_every_segment_when_no_thread_can_start(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from codepith.store import view as view_mod
 

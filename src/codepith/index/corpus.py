@@ -65,7 +65,7 @@ class SegmentBM25:
         self._c = corpus
         self.n_docs = corpus.n
         lengths = np.concatenate([p.view.lengths() for p in corpus.parts]) if corpus.parts else np.zeros(0, np.float32)
-        live = lengths if corpus.identity else lengths[corpus.perm]
+        live = corpus.logical(lengths)
         avg = float(live.mean()) if self.n_docs else 1.0
         self._norm = (K1 * (1.0 - B + B * lengths / max(avg, 1e-9))).astype(np.float32)
 
@@ -142,7 +142,7 @@ class SegmentBM25:
                 out[idx] += w * tf * (K1 + 1.0) / (tf + self._norm[idx])
             if named[0]:
                 self._add_side(out, w, idx, tfs, named[1], named[2], per[i])
-        return out if self._c.identity else out[self._c.perm]
+        return self._c.logical(out)
 
     def _add_side(
         self,
@@ -173,6 +173,18 @@ class SegmentBM25:
 
 _NO_IDS = np.zeros(0, np.int64)
 _NO_COUNTS = np.zeros(0, np.uint16)
+MAX_RUNS = 256  # a logical order of more runs of the physical one is gathered by ``perm`` instead
+
+
+def _runs(perm: np.ndarray) -> list[tuple[int, int]] | None:
+    """(physical start, length) of each run of consecutive physical numbers in ``perm``, or None past
+    ``MAX_RUNS`` of them."""
+    breaks = np.flatnonzero(np.diff(perm) != 1) + 1
+    if len(breaks) >= MAX_RUNS:
+        return None
+    starts = [0, *breaks.tolist()]
+    ends = [*breaks.tolist(), len(perm)]
+    return [(int(perm[a]), b - a) for a, b in zip(starts, ends, strict=True)] if len(perm) else []
 
 
 class Definitions:
@@ -221,6 +233,7 @@ class Corpus:
         )
         self.logical_of = np.full(self.n_physical, -1, np.int64)
         self.logical_of[self.perm] = np.arange(self.n, dtype=np.int64)
+        self._runs = None if self.identity else _runs(self.perm)
         self.files: list[str] = []
         self.file_chars: list[int] = []
         file_of: list[np.ndarray] = []
@@ -246,6 +259,16 @@ class Corpus:
             self._of_paths = set(previous._of_paths)
             self._derived = {k: previous._derived[k] for k in self._of_paths}
         self._chunk_memo: dict[int, Chunk] = {}
+
+    def logical(self, arr: np.ndarray) -> np.ndarray:
+        """``arr``, one row per physical chunk, in logical order. After an edit the order is the physical
+        one but for a few runs (the file's chunks now sit in a new segment, its old ones are dead), and
+        copying those runs took 0.2 ms on the kernel where gathering 1.33M values by ``perm`` took 2."""
+        if self.identity:
+            return arr
+        if self._runs is None:
+            return arr[self.perm]
+        return np.concatenate([arr[p : p + n] for p, n in self._runs]) if self._runs else arr[:0]
 
     def chunk(self, i: int) -> Chunk:
         got = self._chunk_memo.get(i)
@@ -276,7 +299,7 @@ class Corpus:
         """Similarity of every chunk to a query vector."""
         parts = [p.view.dense(qv) for p in self.parts]
         out = np.concatenate(parts) if parts else np.zeros(0, np.float32)
-        return out if self.identity else out[self.perm]
+        return self.logical(out)
 
     @property
     def vectors(self) -> np.ndarray:
@@ -285,7 +308,7 @@ class Corpus:
         if not self.n or not mats:
             return np.zeros((0, self.dims), np.float32)
         out = np.concatenate(mats)
-        return out if self.identity else out[self.perm]
+        return self.logical(out)
 
     @property
     def marks(self) -> np.ndarray:
@@ -295,7 +318,7 @@ class Corpus:
         if self._marks is None:
             parts = [p.view.marks() for p in self.parts]
             phys = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
-            self._marks = phys if self.identity else phys[self.perm]
+            self._marks = self.logical(phys)
         return self._marks
 
     def derived(self, name: str, compute: Callable[[Corpus], T], *, of_paths: bool = False) -> T:
