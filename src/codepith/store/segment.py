@@ -305,7 +305,7 @@ def persist(
         if compact:
             hdims = head_dims(codes)
             arrays["hdims"] = hdims
-            arrays["head"] = np.ascontiguousarray(codes[:, hdims.astype(np.intp)])
+            arrays["head"] = codes[:, hdims.astype(np.intp)]  # a copy; pack writes it contiguous
         pack(tmp / "arrays.bin", arrays)
         sums: dict[str, list[object]] = {}
         for fname in FILES:

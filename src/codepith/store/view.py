@@ -119,8 +119,8 @@ class View:
         cache = self._vectors
         large = self.n_physical >= STREAM_FROM
         if large and all(s.compact for s in self.segments):
-            heads = self.dims >= 2 and all(s.head is not None for s in self.segments)  # else written before heads
-            if heads and self.n_physical >= FIRST_STAGE_FROM:
+            headed = self.dims >= 2 and all(s.head is not None for s in self.segments)  # else written before heads
+            if headed and self.n_physical >= FIRST_STAGE_FROM:
                 return self._two_passes(qv)
             return self._scan_codes(qv)
         if not large:
