@@ -602,6 +602,35 @@ def test_a_new_generation_reads_only_the_file_rows_that_moved(tmp_path: Path, mo
     assert len(full) == 39
 
 
+def test_file_rows_read_a_name_that_is_not_utf8_as_the_os_gave_it(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    """SQLite decodes the paths when every one is UTF-8; one that is not sends the read down the row-by-row
+    path, and both give the same records and the same live rows."""
+    root = tmp_path / "repo"
+    _many(root, 6)
+    with open(os.path.join(os.fsencode(root), b"pkg1", b"odd\xffname.py"), "w") as fh:
+        fh.write("def oddly_named():\n    pass\n")
+    codepith.Index.from_path(root, model=model).close()
+    reopened = codepith.Index.from_path(root, model=model)
+    try:
+        store = reopened._stores[0]
+        odd = "pkg1/odd\udcffname.py"
+        assert reopened.search("oddly named", top_k=1)[0].chunk.file_path == odd
+        store._rows = {}
+        rows = store.file_rows(tuple)
+        assert odd in {r[0] for r in rows} and len(rows) == 7
+        assert all(len(r) == 10 for r in rows)
+        live = sorted(r for rs in store._rows.values() for r in rs)
+        assert odd in {r[0] for r in live}
+        # the same table without the odd name takes SQLite's decode: the same rows for the rest
+        store._con.execute("DELETE FROM files WHERE rel = ?", (odd.encode("utf-8", "surrogateescape"),))
+        store._rows = {}
+        fast = store.file_rows(tuple)
+        assert sorted(fast) == sorted(r for r in rows if r[0] != odd)
+        assert sorted(r for rs in store._rows.values() for r in rs) == [r for r in live if r[0] != odd]
+    finally:
+        reopened.close()
+
+
 @pytest.mark.parametrize("n", [0, 1, 3, 1000])
 def test_packed_arrays_come_back_as_they_went_in(tmp_path: Path, n: int) -> None:
     from codepith.store.segment import pack

@@ -192,25 +192,16 @@ def _unchanged(data: RepoData, t0: float) -> RefreshStats:
     return stats
 
 
+_new_record = partial(tuple.__new__, FileRecord)  # a record of a row in its order, without _make's Python call
+
+
 def _record(r: Sequence[Any]) -> FileRecord:
-    """A record from a file-table row in ``FileMeta``'s field order: a FileMeta, or a raw row
-    (``Store.file_rows``; making a FileMeta of each first cost the kernel's cold search 0.1 s)."""
-    return FileRecord(r[0], r[1], r[2], r[3], r[8], r[4], r[5], r[6], bool(r[7]), r[9])
+    """A record from a file-table row in ``FileMeta``'s field order (a FileMeta, or a raw row)."""
+    return FileRecord._make(r)
 
 
 def _meta(rec: FileRecord) -> FileMeta:
-    return FileMeta(
-        rec.rel_path,
-        rec.size,
-        rec.mtime_ns,
-        rec.digest,
-        rec.skip,
-        rec.chars,
-        rec.language,
-        rec.racy,
-        rec.n_chunks,
-        rec.fallback,
-    )
+    return FileMeta._make(rec)
 
 
 def _fresh(data: RepoData) -> dict[str, Any]:
@@ -234,7 +225,7 @@ def reload(data: RepoData, st: Store) -> None:
     """Take the file table of the store's latest commit (another process may have written it), and the
     freshness state committed with it."""
     meta = st.meta()
-    data.files = {r[0]: _record(r) for r in st.file_rows()}
+    data.files = {r[0]: r for r in st.file_rows(_new_record)}
     skipped = SkipReport()
     raw = json.loads(meta.get("walk_skipped", "null") or "null")
     if raw:
@@ -410,7 +401,7 @@ def _refresh_locked(
             first = False
         for m in metas:
             _put(data, m.rel, _record(m))
-        for m in touched:  # their records changed in place (_batch)
+        for m in touched:  # their new records (_batch): the stat check's entries follow
             _restat(data, m.rel, data.files.get(m.rel))
     if first and removed:
         w.commit([], [], deleted=removed)
@@ -466,7 +457,8 @@ def _batch(
         digest = _digest(text)
         if old is not None and old.digest == digest and old.skip is None:
             if (old.size, old.mtime_ns, old.racy) != (sf.size, sf.mtime_ns, racy):
-                old.size, old.mtime_ns, old.racy = sf.size, sf.mtime_ns, racy  # touched, not changed
+                old = old._replace(size=sf.size, mtime_ns=sf.mtime_ns, racy=racy)  # touched, not changed
+                data.files[sf.rel_path] = old
                 touched.append(_meta(old))
                 stats.touched += 1
             else:
