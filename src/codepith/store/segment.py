@@ -148,8 +148,11 @@ class Placed:
 
 
 def encode_chunks(chunks: Sequence[Chunk]) -> bytes:
+    """Level 1: over the chunks of flask, tokio and gin it compressed 2.5x faster than level 6 (0.047
+    against 0.119 s, about 2% of their builds' CPU) for 16% more bytes (1.33 against 1.15 MB); the
+    kernel's chunks.bin is a fifth of its index."""
     rows = [[c.start_line, c.end_line, c.content, c.language, list(c.symbols), c.kind, list(c.binds)] for c in chunks]
-    return zlib.compress(json.dumps(rows, ensure_ascii=True, separators=(",", ":")).encode("ascii"), 6)
+    return zlib.compress(json.dumps(rows, ensure_ascii=True, separators=(",", ":")).encode("ascii"), 1)
 
 
 def decode_chunks(rel: str, blob: bytes) -> list[Chunk]:
