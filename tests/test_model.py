@@ -351,3 +351,31 @@ def test_a_model_changed_under_a_deferred_one_is_refused(tmp_path: Path) -> None
     with pytest.raises(ModelError) as info:
         model.encode(["hello"])
     assert "changed on disk" in _assert_one_line(info.value)
+
+
+def test_a_query_is_embedded_from_its_own_rows_exactly_as_from_the_whole_table(tmp_path: Path) -> None:
+    """A process that embeds a query alone widens only that query's rows of the table; they must be
+    bit for bit the whole table's rows (mapping, per-token weights and int8 codes applied the same way)."""
+    centroids = np.array([[1, -3], [7, 2], [-5, 4]], dtype=np.int8)
+    mapping = np.array([0, 1, 2, 1, 0, 2], dtype=np.int64)
+    weights = np.array([0.3, 1.7, 0.01, 2.5, 1e-3, 0.77], dtype=np.float32)
+    small = make_model(tmp_path / "q", centroids, normalize=True, weights=weights, mapping=mapping)
+    made_up = ["hello world foo", "bar", "baz hello foo bar"]
+    real = ["how are routes registered", "OAuth2PasswordBearer", "def parse_header(value): ...", "caf\u00e9 cr\u00e8me"]
+    for spec, queries in ((str(small), made_up), (None, real)):  # a made-up table, and the bundled model
+        loader._clear_cache()
+        model = load_model(spec)
+        alone = [model.encode([q])[0] for q in queries]
+        assert model._table is None, "a query alone widened the whole table"
+        batch = model.encode(queries)  # two texts or more: the whole table
+        assert model._table is not None
+        for q, one, row in zip(queries, alone, batch, strict=True):
+            assert np.array_equal(one, row), q
+            assert one.any(), q
+
+
+def test_a_builder_widens_the_table_before_its_workers_start(tmp_path: Path) -> None:
+    model = load_model(str(make_model(tmp_path / "m", table())))
+    assert model._table is None
+    model.ensure_loaded(table=True)
+    assert model._table is not None and model._table.dtype == np.float32

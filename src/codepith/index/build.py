@@ -481,7 +481,7 @@ def _batch(
     from codepith.index.prepare import prepare_file
     from codepith.index.workers import prepare_all
 
-    model.ensure_loaded()  # read now: a model that cannot be read fails the build here, not in workers
+    model.ensure_loaded(table=True)  # read now: a model that cannot be read fails the build here, not in workers
     finish = partial(prepare_file, model)
     prepared = prepare_all([(sf.rel_path, text, sf.language) for sf, text, _ in todo], finish, w.parse_journal)
     for i, ((sf, text, digest), got) in enumerate(zip(todo, prepared, strict=True)):
