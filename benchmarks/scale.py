@@ -95,6 +95,19 @@ def tree_rss(pid: int) -> int:
     return total
 
 
+def bytecode_state() -> str:
+    """Whether the codepith a CLI process imports has compiled modules beside its sources."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("codepith")
+    if spec is None or spec.origin is None:
+        return "bytecode as found"
+    cached = importlib.util.cache_from_source(spec.origin)
+    if os.path.exists(cached):
+        return "modules compiled beside the sources"
+    return "no compiled modules (each process compiles what it imports)"
+
+
 def run(cmd: list[str], env: dict[str, str], *, sample: bool = False) -> dict[str, object]:
     """Run a command; wall, CPU of it and its children, and peak tree RSS (when sampled)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -270,6 +283,23 @@ def main() -> int:
                 c = run([*CLI, "search", q, str(tree), "--top-k", "5"], env)
                 cold.append(c["wall"])
             results["cold_search"] = cold
+            results["cold_search_bytecode"] = bytecode_state()
+            # As `pip install codepith` leaves it: its modules compiled at install. An editable checkout
+            # under PYTHONDONTWRITEBYTECODE=1 (this machine's and CI's environment) compiles every module
+            # a CLI process imports, each time (0.2-0.45 s of a cold search); the compiled copies go to a
+            # private prefix, so the checkout is not written.
+            with tempfile.TemporaryDirectory(prefix="codepith-pyc-") as prefix:
+                cenv = {**env, "PYTHONPYCACHEPREFIX": prefix}
+                package = subprocess.run(
+                    [sys.executable, "-c", "import codepith, os; print(os.path.dirname(codepith.__file__))"],
+                    env=cenv, capture_output=True, text=True, check=True,
+                ).stdout.strip()  # fmt: skip
+                subprocess.run([sys.executable, "-m", "compileall", "-q", package], env=cenv, check=True)
+                installed = []
+                for q in QUERIES[:3]:
+                    c = run([*CLI, "search", q, str(tree), "--top-k", "5"], cenv)
+                    installed.append(c["wall"])
+            results["cold_search_installed"] = installed
             w = subprocess.run(
                 [sys.executable, "-c", WARM, str(tree), json.dumps([QUERIES, NEW_QUERIES])],
                 env=env,
@@ -387,10 +417,21 @@ def print_table(r: dict[str, Any]) -> None:
         )
         rows.append(("index on disk", f"{int(r['disk']) / 2**30:.2f} GB", "< 1.5 GB", ok(int(r["disk"]) < 1.5 * 2**30)))
     cold = r.get("cold_search")
-    if isinstance(cold, list):
+    installed = r.get("cold_search_installed")
+    if isinstance(installed, list):
         rows.append(
-            ("cold-process `codepith search`", " / ".join(f"{c:.2f}" for c in cold) + " s", "< 2 s", ok(max(cold) < 2))
+            (
+                "cold-process `codepith search`, modules compiled (as `pip install` leaves them)",
+                " / ".join(f"{c:.2f}" for c in installed) + " s",
+                "< 2 s",
+                ok(max(installed) < 2),
+            )
         )
+    if isinstance(cold, list):
+        label = "cold-process `codepith search`"
+        if isinstance(installed, list):
+            label += f", {r.get('cold_search_bytecode', 'bytecode as found')}"
+        rows.append((label, " / ".join(f"{c:.2f}" for c in cold) + " s", "< 2 s", ok(max(cold) < 2)))
         for key, how in (("warm", "watch=False: stat check"), ("warm_watched", "default: watched")):
             w = r.get(key)
             if w is None:
