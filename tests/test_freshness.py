@@ -455,3 +455,66 @@ def test_an_index_forked_into_a_child_works_on_both_sides(tmp_path: Path, model,
         assert index.watching is watch
     finally:
         index.close()
+
+
+def test_a_large_trees_first_look_checks_its_stats_in_a_child_and_gets_them_right(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A new process's first look at a large tree stats its files in a forked child while the view
+    opens; what the child finds must be what the check finds here, and no child may be left behind."""
+    monkeypatch.setattr(build, "CHECK_APART_FROM", 3)  # this small tree counts as large
+    cache = tmp_path / "cache"
+    root = tmp_path / "repo"
+    write(root, TREE)
+    _age(root)  # a tree written just now has no stat to trust yet: every look would walk it
+    codepith.Index.from_path(root, model=model, cache_dir=cache, watch=False)
+    started: list[object] = []
+    real = build.start_quick_check
+
+    def spy(data):  # type: ignore[no-untyped-def]
+        got = real(data)
+        started.append(got)
+        return got
+
+    monkeypatch.setattr(build, "start_quick_check", spy)
+    unchanged = codepith.Index.from_path(root, model=model, cache_dir=cache, watch=False)
+    assert started and started[0] is not None, "the check did not run apart"
+    assert not unchanged.last_stats[0].dirty
+    # what changed while no process ran: an edit in place, a deletion
+    (root / "app/core.py").write_text("def core_renamed_later():\n    return 2\n")
+    (root / "pkg/mod.py").unlink()
+    data = unchanged._data[0]
+    check = real(data)
+    assert check is not None
+    apart = check()
+    assert apart == build.quick_check(data) and apart is not None
+    assert {"app/core.py", "pkg/mod.py"} <= apart
+    reopened = codepith.Index.from_path(root, model=model, cache_dir=cache, watch=False)
+    stats = reopened.last_stats[0]
+    assert stats.changed == 1 and stats.removed == 1
+    assert "core_renamed_later" in [s for r in reopened.search("core renamed later") for s in r.chunk.symbols]
+    assert _state(reopened) == _state(_full(root, model))
+    kids = Path(f"/proc/self/task/{os.getpid()}/children").read_text().split()
+    assert not kids, [Path(f"/proc/{k}/cmdline").read_bytes() for k in kids]
+
+
+def test_a_failed_child_check_is_made_here(tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(build, "CHECK_APART_FROM", 3)
+    root = tmp_path / "repo"
+    write(root, TREE)
+    _age(root)
+    index = codepith.Index.from_path(root, model=model, cache_dir=tmp_path / "cache", watch=False)
+    data = index._data[0]
+    (root / "app/util.py").write_text("def util_changed():\n    return 3\n")
+    real = build.quick_check
+    here = os.getpid()
+
+    def failing_in_child(d):  # type: ignore[no-untyped-def]
+        if os.getpid() != here:
+            raise RuntimeError("the child's check failed")
+        return real(d)
+
+    monkeypatch.setattr(build, "quick_check", failing_in_child)
+    check = build.start_quick_check(data)
+    assert check is not None
+    assert check() == real(data) and "app/util.py" in (real(data) or ())  # made again here

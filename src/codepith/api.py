@@ -303,10 +303,26 @@ class Index:
         full: bool = False,
         suspect: tuple[Path, ...] = (),
     ) -> list[build.RefreshStats]:
-        stats_all = [
-            self._look(i, progress, wait, full_check=full_check, full=full, suspect=suspect)
-            for i in range(len(self._data))
-        ]
+        # A first look at a large tree stats its files in a forked child while the last generation's
+        # view opens here: the two took about as long each on the kernel (see build.start_quick_check).
+        checks: dict[int, Callable[[], set[str] | None]] = {}
+        if self._corpus is None and not (full or full_check):
+            for i, data in enumerate(self._data):
+                check = build.start_quick_check(data)
+                if check is not None:
+                    checks[i] = check
+        try:
+            if checks:
+                self._reopen()
+            stats_all = []
+            for i in range(len(self._data)):
+                started = checks.pop(i, None)
+                look = self._look(i, progress, wait, full_check=full_check, full=full, suspect=suspect,
+                                  checking=started)  # fmt: skip
+                stats_all.append(look)
+        finally:
+            for started in checks.values():  # not reached (an error on the way): their children are reaped
+                started()
         self._reopen()
         self.last_stats = stats_all
         return stats_all
@@ -320,8 +336,10 @@ class Index:
         full_check: bool,
         full: bool = False,
         suspect: tuple[Path, ...] = (),
+        checking: Callable[[], set[str] | None] | None = None,
     ) -> build.RefreshStats:
-        """Bring root ``i``'s index up to date with its tree (or say why it could not)."""
+        """Bring root ``i``'s index up to date with its tree (or say why it could not); ``checking``: its
+        quick check, started already (``build.start_quick_check``)."""
         data, st = self._data[i], self._stores[i]
         watcher = self._watchers[i]
         moved = None if watcher is None else watcher.take()
@@ -335,6 +353,8 @@ class Index:
         self._held[i] = set()
         failed = self._write_failed[i]
         if failed is not None and time.monotonic() - failed[0] < WRITE_RETRY_SECONDS and not full_check:
+            if checking is not None:
+                checking()  # not wanted: reap its child
             stats = build.RefreshStats(root=data.root, unchanged=len(data.files), failed=failed[1], source=data)
         else:
             stats = build.refresh(
@@ -347,7 +367,10 @@ class Index:
                 wait=wait,
                 full_check=full_check,
                 suspect=suspect,
+                checking=checking if moved is None else None,
             )
+            if moved is not None and checking is not None:
+                checking()  # a watcher's paths decide instead: reap the child
             if stats.failed and self._corpus is not None:  # (a first look's failure: __init__ says what next)
                 log.warning("%s; searching the index as last written", stats.failed)
             self._write_failed[i] = (time.monotonic(), stats.failed) if stats.failed else None

@@ -45,6 +45,7 @@ from typing import IO, Any, Generic, TypeVar
 
 from codepith.chunks.chunker import fallback_reason, load_grammars
 from codepith.index.analyze import FileAnalysis, index_text, line_windows
+from codepith.index.forking import can_fork
 from codepith.index.journal import Journal, file_timeout
 from codepith.index.supervise import die_with_parent
 
@@ -145,15 +146,6 @@ def _isolated(job: Job, finish: Finish[R]) -> R:
     finally:
         pool.close()
     return got if got is not None else finish(job[0], line_windows(*job, "worker could not start"))
-
-
-def can_fork() -> bool:
-    """Forked workers only where fork is safe and cheap: Linux, and no other thread in this process (a
-    thread holding a lock at the fork would leave the child's copy of that lock held for ever).
-    ``CODEPITH_FORK=0`` turns them off."""
-    if os.environ.get("CODEPITH_FORK", "").strip() == "0":
-        return False
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
 
 
 def analyze_one(rel_path: str, text: str, language: str) -> FileAnalysis:
