@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from itertools import repeat
 from typing import TypeVar, cast, overload
 
 import numpy as np
@@ -243,12 +244,12 @@ class Corpus:
             v = part.view
             file_of.append(v.file_of_chunk + len(self.files))
             self._file_start.extend((v.file_start[:-1] + log_base[p_i]).tolist())
-            self._part_of_file.extend((p_i, f) for f in range(len(v.files)))
-            self.files.extend(part.prefix + rel for rel in v.files)
+            self._part_of_file.extend(zip(repeat(p_i), range(len(v.files))))
+            self.files.extend([part.prefix + rel for rel in v.files] if part.prefix else v.files)
             self.file_chars.extend(v.file_chars)
         self._file_start.append(self.n)
         self.file_of_chunk = np.concatenate(file_of) if file_of else np.zeros(0, np.int32)
-        self._by_file = {path: f for f, path in enumerate(self.files)}
+        self._by_file = dict(zip(self.files, range(len(self.files)), strict=True))
         self.chunks = Chunks(self)
         self.bm25 = SegmentBM25(self)
         self.definitions = Definitions(self)
