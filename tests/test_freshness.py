@@ -471,14 +471,15 @@ def test_a_large_trees_first_look_checks_its_stats_in_a_child_and_gets_them_righ
     started: list[object] = []
     real = build.start_quick_check
 
-    def spy(data):  # type: ignore[no-untyped-def]
-        got = real(data)
-        started.append(got)
+    def spy(data, st=None):  # type: ignore[no-untyped-def]
+        got = real(data, st)
+        started.append((got, st is not None))
         return got
 
     monkeypatch.setattr(build, "start_quick_check", spy)
     unchanged = codepith.Index.from_path(root, model=model, cache_dir=cache, watch=False)
-    assert started and started[0] is not None, "the check did not run apart"
+    assert started and started[0][0] is not None, "the check did not run apart"
+    assert started[0][1], "the child did not read the rows itself, before this process read the table"
     assert not unchanged.last_stats[0].dirty
     # what changed while no process ran: an edit in place, a deletion
     (root / "app/core.py").write_text("def core_renamed_later():\n    return 2\n")
@@ -518,3 +519,48 @@ def test_a_failed_child_check_is_made_here(tmp_path: Path, model, monkeypatch: p
     check = build.start_quick_check(data)
     assert check is not None
     assert check() == real(data) and "app/util.py" in (real(data) or ())  # made again here
+
+
+def test_a_child_that_read_another_generation_is_not_believed(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The child reads the file table through its own connection; a commit between its read and this
+    process's makes its answer about another generation, so the check is made again here."""
+    from codepith.store.manifest import Store
+
+    monkeypatch.setattr(build, "CHECK_APART_FROM", 3)
+    cache, root = tmp_path / "cache", tmp_path / "repo"
+    write(root, TREE)
+    _age(root)
+    codepith.Index.from_path(root, model=model, cache_dir=cache, watch=False)
+    (root / "app/core.py").write_text("def core_seen_anyway():\n    return 5\n")
+    real = Store.stat_rows_apart
+
+    def newer_and_unchanged(self):  # type: ignore[no-untyped-def]
+        generation, rows = real(self)
+        now = {rel: os.stat(root / rel) for rel, *_ in rows if (root / rel).exists()}
+        return generation + 1, [(rel, now[rel].st_size, now[rel].st_mtime_ns, 0) for rel, *_ in rows if rel in now]
+
+    monkeypatch.setattr(Store, "stat_rows_apart", newer_and_unchanged)
+    index = codepith.Index.from_path(root, model=model, cache_dir=cache, watch=False)
+    assert index.last_stats[0].changed == 1
+    assert "core_seen_anyway" in _symbols(index, "core seen anyway")
+
+
+def test_a_watched_index_s_first_look_still_checks_every_stat(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """With the check begun before the watcher starts and the view opened while it runs, the first look
+    must still be the stat check: the watcher saw nothing of what changed before the process began."""
+    monkeypatch.setattr(build, "CHECK_APART_FROM", 3)
+    cache, root = tmp_path / "cache", tmp_path / "repo"
+    write(root, TREE)
+    _age(root)
+    codepith.Index.from_path(root, model=model, cache_dir=cache, watch=False)
+    (root / "pkg/mod.py").write_text("def pkg_changed_offline():\n    return 6\n")
+    index = codepith.Index.from_path(root, model=model, cache_dir=cache, watch=True)
+    try:
+        assert index.last_stats[0].changed == 1
+        assert "pkg_changed_offline" in _symbols(index, "pkg changed offline")
+    finally:
+        index.close()

@@ -173,22 +173,30 @@ class Index:
         self._data: list[RepoData] = []
         self.rebuilt: dict[str, str] = {}  # root -> why its cached index could not be used
         self._elsewhere: dict[str, str] = {}  # root -> why it is indexed in a temporary folder, not the cache
-        for root in roots:
-            st: Store | None = None
-            data: RepoData | None = None
-            if use_cache:
-                try:
-                    st, data, reason = build.load_or_new(str(root), content, self.model, self.cache_dir)
-                    if reason:
-                        self.rebuilt[str(root)] = reason
-                except (OSError, CacheIOError) as exc:
-                    reason = disk_reason(exc)
-                    log.warning("could not use the index cache (%s); indexing in a temporary folder", reason)
-                    self._elsewhere[str(root)] = reason
-            if st is None or data is None:
-                st, data, _ = build.load_or_new(str(root), content, self.model, self._temp_dir())
-            self._stores.append(st)
-            self._data.append(data)
+        self._started: dict[int, build.Check] = {}  # first quick checks begun as the stores opened
+        try:
+            for root in roots:
+                st: Store | None = None
+                data: RepoData | None = None
+                if use_cache:
+                    try:
+                        st, data, reason, check = build.load_checking(str(root), content, self.model, self.cache_dir)
+                        if check is not None:
+                            self._started[len(self._stores)] = check
+                        if reason:
+                            self.rebuilt[str(root)] = reason
+                    except (OSError, CacheIOError) as exc:
+                        reason = disk_reason(exc)
+                        log.warning("could not use the index cache (%s); indexing in a temporary folder", reason)
+                        self._elsewhere[str(root)] = reason
+                if st is None or data is None:
+                    st, data, _ = build.load_or_new(str(root), content, self.model, self._temp_dir())
+                self._stores.append(st)
+                self._data.append(data)
+        except BaseException:
+            for check in self._started.values():  # their children are waited for before the error goes on
+                check()
+            raise
         self._generations: list[int] = []
         self._corpus: Corpus | None = None
         # A long-lived caller asks to watch the tree: each refresh then looks only at the paths that
@@ -305,10 +313,11 @@ class Index:
     ) -> list[build.RefreshStats]:
         # A first look at a large tree stats its files in a forked child while the last generation's
         # view opens here: the two took about as long each on the kernel (see build.start_quick_check).
-        checks: dict[int, Callable[[], set[str] | None]] = {}
-        if self._corpus is None and not (full or full_check):
+        first = self._corpus is None
+        checks, self._started = self._started, {}  # started when the stores were opened (load_checking)
+        if first and not (full or full_check):
             for i, data in enumerate(self._data):
-                check = build.start_quick_check(data)
+                check = checks.get(i) or build.start_quick_check(data)
                 if check is not None:
                     checks[i] = check
         try:
@@ -318,7 +327,7 @@ class Index:
             for i in range(len(self._data)):
                 started = checks.pop(i, None)
                 look = self._look(i, progress, wait, full_check=full_check, full=full, suspect=suspect,
-                                  checking=started)  # fmt: skip
+                                  checking=started, first=first)  # fmt: skip
                 stats_all.append(look)
         finally:
             for started in checks.values():  # not reached (an error on the way): their children are reaped
@@ -336,10 +345,12 @@ class Index:
         full_check: bool,
         full: bool = False,
         suspect: tuple[Path, ...] = (),
-        checking: Callable[[], set[str] | None] | None = None,
+        checking: build.Check | None = None,
+        first: bool = False,
     ) -> build.RefreshStats:
         """Bring root ``i``'s index up to date with its tree (or say why it could not); ``checking``: its
-        quick check, started already (``build.start_quick_check``)."""
+        quick check, started already (``build.start_quick_check``); ``first``: this process's first look
+        (which checks every file's stat even when a watcher runs: it saw nothing from before it started)."""
         data, st = self._data[i], self._stores[i]
         watcher = self._watchers[i]
         moved = None if watcher is None else watcher.take()
@@ -348,7 +359,7 @@ class Index:
             moved = None
         if moved is not None:
             moved |= self._held[i]
-        if full or full_check or self._corpus is None:
+        if full or full_check or first or self._corpus is None:
             moved = None
         self._held[i] = set()
         failed = self._write_failed[i]

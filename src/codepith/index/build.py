@@ -147,18 +147,23 @@ def quick_check(data: RepoData) -> set[str] | None:
 
 
 CHECK_APART_FROM = 20_000  # files from which a first look's stat check runs in a forked child
+Check = Callable[[], "set[str] | None"]  # a started quick check: its result, when called (once)
 
 
-def start_quick_check(data: RepoData) -> Callable[[], set[str] | None] | None:
+def start_quick_check(data: RepoData, st: Store | None = None) -> Check | None:
     """``quick_check`` of a large tree started in a forked child, so that its stats (60,000 on the kernel,
     0.3-0.4 s) run on another core while this process opens the last generation's view (about as long);
     the function returned gives the result (the same as ``quick_check``'s). None where there is nothing to
     overlap: a small tree, no quick check to make, or a process that cannot fork safely.
 
+    ``st``: ``data`` holds the freshness state but not yet the file records; the child reads the rows it
+    needs through a connection of its own (never the parent's), with the generation they belong to, and its
+    answer stands only if that is the generation this process then read.
+
     A thread would not do: a stat's return waits for the GIL, which the opening holds for up to 5 ms
     at a time. The child writes its answer to a pipe and exits without cleaning anything of ours up; if it
     fails, the check runs here."""
-    if not data.watch or len(data.files) < CHECK_APART_FROM:
+    if not data.watch or (len(data.files) if st is None else st.file_count()) < CHECK_APART_FROM:
         return None
     from codepith.index.forking import can_fork
 
@@ -177,8 +182,14 @@ def start_quick_check(data: RepoData) -> Callable[[], set[str] | None] | None:
         code = 1
         try:
             os.close(read_end)
+            generation = data.generation
+            if st is not None:
+                generation, rows = st.stat_rows_apart()
+                top = _top(data)
+                data.stat_list = {rel: (top + rel, size, mtime, bool(racy)) for rel, size, mtime, racy in rows}
+            answer = (generation, quick_check(data))
             with os.fdopen(write_end, "wb") as out:
-                out.write(pickle.dumps(quick_check(data), protocol=pickle.HIGHEST_PROTOCOL))
+                out.write(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
             code = 0
         finally:
             os._exit(code)
@@ -188,15 +199,17 @@ def start_quick_check(data: RepoData) -> Callable[[], set[str] | None] | None:
         with os.fdopen(read_end, "rb") as answer:
             payload = answer.read()
         _, status = os.waitpid(pid, 0)
-        if status != 0 or not payload:
-            return quick_check(data)
-        got: set[str] | None = pickle.loads(payload)
-        return got
+        if status == 0 and payload:
+            generation, moved = pickle.loads(payload)
+            if generation == data.generation:
+                got: set[str] | None = moved
+                return got
+        return quick_check(data)  # the child failed, or read another generation than this process
 
     return result
 
 
-def _reap(checking: Callable[[], set[str] | None] | None) -> None:
+def _reap(checking: Check | None) -> None:
     """Wait for a started check whose answer is not wanted, so that its child does not linger."""
     if checking is not None:
         checking()
@@ -280,8 +293,16 @@ def _skipped_json(data: RepoData) -> list[Any]:
 def reload(data: RepoData, st: Store) -> None:
     """Take the file table of the store's latest commit (another process may have written it), and the
     freshness state committed with it."""
-    meta = st.meta()
+    _take_meta(data, st.meta())
+    _take_files(data, st)
+
+
+def _take_files(data: RepoData, st: Store) -> None:
     data.files = {r[0]: r for r in st.file_rows(_new_record)}
+    data.stat_list = data.tally = None
+
+
+def _take_meta(data: RepoData, meta: dict[str, str]) -> None:
     skipped = SkipReport()
     raw = json.loads(meta.get("walk_skipped", "null") or "null")
     if raw:
@@ -289,7 +310,6 @@ def reload(data: RepoData, st: Store) -> None:
     data.walk_skipped = skipped
     data.refreshed_at = float(meta.get("refreshed_at", "0") or 0)
     data.generation = int(meta.get("generation", "0"))
-    data.stat_list = data.tally = None
     # What the last complete look depended on, so a new process can take the quick path too.
     fresh = json.loads(meta.get("fresh", "null") or "null") if meta.get("complete") == "1" else None
     if fresh:
@@ -329,11 +349,33 @@ def load_or_new(
     root: str, content: str, model: StaticModel, cache: Path | None = None
 ) -> tuple[Store, RepoData, str | None]:
     """The repository's store in the cache folder and its file records (empty when new or unusable)."""
+    st, data, reason, _ = _load(root, content, model, cache, apart=False)
+    return st, data, reason
+
+
+def load_checking(
+    root: str, content: str, model: StaticModel, cache: Path | None = None
+) -> tuple[Store, RepoData, str | None, Check | None]:
+    """``load_or_new``, and a large tree's quick check (``start_quick_check``) started before the file table
+    is read here: the child reads the rows it needs itself, so that its stats overlap the reading of the
+    table as well as the opening of the view. None in its place where no check was started."""
+    return _load(root, content, model, cache, apart=True)
+
+
+def _load(
+    root: str, content: str, model: StaticModel, cache: Path | None, *, apart: bool
+) -> tuple[Store, RepoData, str | None, Check | None]:
     info = model.info
     st, reason = open_store(index_dir(root, content, info.digest, cache), root, content, model)
     data = RepoData(root=root, content=content, model_name=info.name, model_digest=info.digest, dims=info.dims)
-    reload(data, st)
-    return st, data, reason
+    _take_meta(data, st.meta())
+    check = start_quick_check(data, st) if apart else None
+    try:
+        _take_files(data, st)
+    except BaseException:
+        _reap(check)
+        raise
+    return st, data, reason, check
 
 
 def refresh(
@@ -347,7 +389,7 @@ def refresh(
     wait: bool | None = None,
     full_check: bool = False,
     suspect: Collection[Path] = (),
-    checking: Callable[[], set[str] | None] | None = None,
+    checking: Check | None = None,
 ) -> RefreshStats:
     """Update ``data`` and the store to match the tree on disk.
 

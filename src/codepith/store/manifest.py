@@ -256,6 +256,30 @@ class Store:
                 self._rows = live
         return out
 
+    def file_count(self) -> int:
+        got = self._query("SELECT COUNT(*) FROM files")
+        return int(got[0][0]) if got else 0
+
+    def stat_rows_apart(self) -> tuple[int, list[tuple[str, int, int, int]]]:
+        """(generation, (rel, size, mtime_ns, racy) of every file) in one transaction, through a connection
+        of its own: for a forked child, which must never use a connection its parent opened."""
+        try:
+            con = sqlite3.connect(str(self.folder / "manifest.sqlite"), timeout=_BUSY_SECONDS, isolation_level=None)
+            try:
+                con.execute("BEGIN")
+                got = con.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+                cols = "size, mtime_ns, racy FROM files"
+                try:
+                    rows = con.execute(f"SELECT CAST(rel AS TEXT), {cols}").fetchall()
+                except sqlite3.OperationalError:  # a path that is not UTF-8
+                    rows = [(_rel(r[0]), *r[1:]) for r in con.execute(f"SELECT rel, {cols}").fetchall()]
+                con.execute("COMMIT")
+            finally:
+                con.close()
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(f"manifest unreadable ({exc})") from None
+        return (int(got[0]) if got else 0), rows
+
     @contextmanager
     def snapshot(self) -> Iterator[tuple[dict[str, str], list[tuple[str, int, str]], list[tuple[Any, ...]]]]:
         """(meta, segments, files) of one committed generation, read in one transaction."""
