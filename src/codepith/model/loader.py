@@ -431,7 +431,7 @@ def _python_tokenizes(spec: Any) -> bool:
         and pre.get("type") == "BertPreTokenizer"
         and isinstance(model, dict)
         and model.get("type") == "WordPiece"
-        and _word_piece(model, spec) is not None
+        and _word_piece_applies(model, spec)
     )
 
 
@@ -470,17 +470,24 @@ def _ascii_fast_path(normalizer: Any, spec: dict[str, Any], text: str) -> _FastP
 
 
 def _word_piece(model: Any, spec: dict[str, Any]) -> _WordPiece | None:
-    """WordPiece in Python when the tokenizer's model says exactly how (else None: the tokenizer does it).
-    An added token that is a plain word would be matched before WordPiece, so it keeps the tokenizer."""
+    """WordPiece in Python when the tokenizer's model says exactly how (else None: the tokenizer does it)."""
+    if not _word_piece_applies(model, spec):
+        return None
+    vocab = model["vocab"]
+    prefix, most = model.get("continuing_subword_prefix", "##"), model.get("max_input_chars_per_word", 100)
+    return _WordPiece({str(k): int(v) for k, v in vocab.items()}, prefix, most, int(vocab[model["unk_token"]]))
+
+
+def _word_piece_applies(model: Any, spec: dict[str, Any]) -> bool:
+    """Whether ``_word_piece`` can do the tokenizer's WordPiece (asked before building its vocabulary, 30,000
+    entries). An added token that is a plain word would be matched before WordPiece, so it keeps the tokenizer."""
     vocab, unk = model.get("vocab"), model.get("unk_token")
     prefix, most = model.get("continuing_subword_prefix", "##"), model.get("max_input_chars_per_word", 100)
     if not isinstance(vocab, dict) or not isinstance(unk, str) or unk not in vocab:
-        return None
+        return False
     if not isinstance(prefix, str) or not isinstance(most, int):
-        return None
-    if any(str(a.get("content", "")).isalnum() for a in spec.get("added_tokens", [])):
-        return None
-    return _WordPiece({str(k): int(v) for k, v in vocab.items()}, prefix, most, int(vocab[unk]))
+        return False
+    return not any(str(a.get("content", "")).isalnum() for a in spec.get("added_tokens", []))
 
 
 def resolve_model_spec(spec: str | None) -> str:

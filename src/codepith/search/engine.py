@@ -432,7 +432,7 @@ def related(corpus: Corpus, chunk_index: int, top_k: int = 5) -> list[SearchResu
     if not len(corpus):
         return []
     vec = corpus.vector(chunk_index)
-    dense = corpus.dense(vec)
+    dense = corpus.dense(vec).copy()  # the corpus keeps its scores read-only
     dense[chunk_index] = -np.inf
     dense_rank = top_indices(dense, CANDIDATES)
     terms = corpus.chunks[chunk_index].symbols
