@@ -459,7 +459,7 @@ def test_an_index_forked_into_a_child_works_on_both_sides(tmp_path: Path, model,
 
 def test_a_large_trees_first_look_checks_its_stats_in_a_child_and_gets_them_right(
     tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """A new process's first look at a large tree stats its files in a forked child while the view
     opens; what the child finds must be what the check finds here, and no child may be left behind."""
     monkeypatch.setattr(build, "CHECK_APART_FROM", 3)  # this small tree counts as large
@@ -468,10 +468,10 @@ def test_a_large_trees_first_look_checks_its_stats_in_a_child_and_gets_them_righ
     write(root, TREE)
     _age(root)  # a tree written just now has no stat to trust yet: every look would walk it
     codepith.Index.from_path(root, model=model, cache_dir=cache, watch=False)
-    started: list[object] = []
+    started: list[tuple[object, bool]] = []
     real = build.start_quick_check
 
-    def spy(data, st=None):  # type: ignore[no-untyped-def]
+    def spy(data, st=None):
         got = real(data, st)
         started.append((got, st is not None))
         return got
@@ -499,7 +499,7 @@ def test_a_large_trees_first_look_checks_its_stats_in_a_child_and_gets_them_righ
     assert not kids, [Path(f"/proc/{k}/cmdline").read_bytes() for k in kids]
 
 
-def test_a_failed_child_check_is_made_here(tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_child_check_is_made_here(tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(build, "CHECK_APART_FROM", 3)
     root = tmp_path / "repo"
     write(root, TREE)
@@ -510,7 +510,7 @@ def test_a_failed_child_check_is_made_here(tmp_path: Path, model, monkeypatch: p
     real = build.quick_check
     here = os.getpid()
 
-    def failing_in_child(d):  # type: ignore[no-untyped-def]
+    def failing_in_child(d):
         if os.getpid() != here:
             raise RuntimeError("the child's check failed")
         return real(d)
@@ -523,7 +523,7 @@ def test_a_failed_child_check_is_made_here(tmp_path: Path, model, monkeypatch: p
 
 def test_a_child_that_read_another_generation_is_not_believed(
     tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """The child reads the file table through its own connection; a commit between its read and this
     process's makes its answer about another generation, so the check is made again here."""
     from codepith.store.manifest import Store
@@ -536,7 +536,7 @@ def test_a_child_that_read_another_generation_is_not_believed(
     (root / "app/core.py").write_text("def core_seen_anyway():\n    return 5\n")
     real = Store.stat_rows_apart
 
-    def newer_and_unchanged(self):  # type: ignore[no-untyped-def]
+    def newer_and_unchanged(self):
         generation, rows = real(self)
         now = {rel: os.stat(root / rel) for rel, *_ in rows if (root / rel).exists()}
         return generation + 1, [(rel, now[rel].st_size, now[rel].st_mtime_ns, 0) for rel, *_ in rows if rel in now]
@@ -549,7 +549,7 @@ def test_a_child_that_read_another_generation_is_not_believed(
 
 def test_a_watched_index_s_first_look_still_checks_every_stat(
     tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """With the check begun before the watcher starts and the view opened while it runs, the first look
     must still be the stat check: the watcher saw nothing of what changed before the process began."""
     monkeypatch.setattr(build, "CHECK_APART_FROM", 3)

@@ -605,7 +605,7 @@ def test_a_new_generation_reads_only_the_file_rows_that_moved(tmp_path: Path, mo
     assert len(full) == 39
 
 
-def test_file_rows_read_a_name_that_is_not_utf8_as_the_os_gave_it(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+def test_file_rows_read_a_name_that_is_not_utf8_as_the_os_gave_it(tmp_path: Path, model) -> None:
     """SQLite decodes the paths when every one is UTF-8; one that is not sends the read down the row-by-row
     path, and both give the same records and the same live rows."""
     root = tmp_path / "repo"
