@@ -521,6 +521,17 @@ def test_a_failed_child_check_is_made_here(tmp_path: Path, model, monkeypatch: p
     assert check() == real(data) and "app/util.py" in (real(data) or ())  # made again here
 
 
+def _indexed_as_large(tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """TREE indexed in a cache folder, old enough that a new process checks its stats, and counted as
+    large enough that the check runs in a forked child: (root, cache)."""
+    monkeypatch.setattr(build, "CHECK_APART_FROM", 3)
+    cache, root = tmp_path / "cache", tmp_path / "repo"
+    write(root, TREE)
+    _age(root)
+    codepith.Index.from_path(root, model=model, cache_dir=cache, watch=False)
+    return root, cache
+
+
 def test_a_child_that_read_another_generation_is_not_believed(
     tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -528,11 +539,7 @@ def test_a_child_that_read_another_generation_is_not_believed(
     process's makes its answer about another generation, so the check is made again here."""
     from codepith.store.manifest import Store
 
-    monkeypatch.setattr(build, "CHECK_APART_FROM", 3)
-    cache, root = tmp_path / "cache", tmp_path / "repo"
-    write(root, TREE)
-    _age(root)
-    codepith.Index.from_path(root, model=model, cache_dir=cache, watch=False)
+    root, cache = _indexed_as_large(tmp_path, model, monkeypatch)
     (root / "app/core.py").write_text("def core_seen_anyway():\n    return 5\n")
     real = Store.stat_rows_apart
 
@@ -552,11 +559,7 @@ def test_a_watched_index_s_first_look_still_checks_every_stat(
 ) -> None:
     """With the check begun before the watcher starts and the view opened while it runs, the first look
     must still be the stat check: the watcher saw nothing of what changed before the process began."""
-    monkeypatch.setattr(build, "CHECK_APART_FROM", 3)
-    cache, root = tmp_path / "cache", tmp_path / "repo"
-    write(root, TREE)
-    _age(root)
-    codepith.Index.from_path(root, model=model, cache_dir=cache, watch=False)
+    root, cache = _indexed_as_large(tmp_path, model, monkeypatch)
     (root / "pkg/mod.py").write_text("def pkg_changed_offline():\n    return 6\n")
     index = codepith.Index.from_path(root, model=model, cache_dir=cache, watch=True)
     try:
