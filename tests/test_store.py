@@ -761,3 +761,26 @@ def test_opening_the_manifest_waits_out_sqlite_answering_locked_at_once(tmp_path
     with pytest.raises(CacheIOError, match="readonly"):
         manifest.Store(tmp_path / "ix2", root="/r", content="code", model_name="m", model_digest="d", dims=4)
     assert len(calls) == 1  # not a busy answer: the folder is given up at once
+
+
+def test_a_generation_that_only_renewed_stamps_keeps_the_open_corpus(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    """A file rewritten with the same bytes is committed as a new generation (its new stamp), but its
+    segments and live rows are the same: the open view and corpus are kept, not built again."""
+    root = tmp_path / "repo"
+    _many(root, 12)
+    index = codepith.Index.from_path(root, model=model, watch=False)
+    before, generation = index.corpus, index._data[0].generation
+    target = root / "pkg1/mod_1.py"
+    text = target.read_bytes()
+    time.sleep(0.01)
+    target.write_bytes(text)  # the same content, a new mtime
+    os.utime(target, ns=(time.time_ns() - 10**10, time.time_ns() - 10**10))
+    stats = index.refresh()[0]
+    assert stats.touched == 1 and index._data[0].generation > generation
+    assert index.corpus is before, "a stamp-only generation built a new corpus"
+    assert index.search("mod_1", refresh=False)
+    # a real change: a new segment, so a new view and corpus
+    target.write_text("def now_really_changed():\n    return 7\n")
+    index.refresh()
+    assert index.corpus is not before
+    assert "now_really_changed" in [s for r in index.search("now really changed") for s in r.chunk.symbols]

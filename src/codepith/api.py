@@ -396,7 +396,13 @@ class Index:
         generations = [d.generation for d in self._data]
         if self._corpus is None or generations != self._generations:
             prefixes = _prefixes(self.roots)
-            views = [View(st) for st in self._stores]
+            old: list[View | None] = [p.view for p in self._corpus.parts] if self._corpus is not None else []
+            if len(old) != len(self._stores):
+                old = [None] * len(self._stores)
+            views = [View(st, prev) for st, prev in zip(self._stores, old, strict=True)]
+            if self._corpus is not None and all(v.reused for v in views):  # only stamps were renewed
+                self._generations = generations
+                return
             self._corpus = Corpus(
                 [CorpusPart(v, p) for v, p in zip(views, prefixes, strict=True)], self.model.info.dims, self._corpus
             )

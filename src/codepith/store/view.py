@@ -12,6 +12,7 @@ import json
 import threading
 from collections.abc import Callable, Sequence
 from operator import itemgetter
+from typing import Any
 
 import numpy as np
 
@@ -31,25 +32,42 @@ FIRST_STAGE = 10_000  # ... the first keeping this many candidates for the exact
 
 
 class View:
-    def __init__(self, store: Store) -> None:
+    segments: list[seg.Segment]
+    _key: tuple[tuple[tuple[str, int], ...], list[tuple[Any, ...]]]
+
+    def __init__(self, store: Store, previous: View | None = None) -> None:
+        """The store's latest generation. ``previous``: this store's view of an earlier one; when the new
+        generation holds the same segments and the same live file rows (a commit that only renewed
+        stamps: a file touched, its content the same), its arrays are taken over (``reused``) instead of
+        being built again (0.1-0.15 s for the kernel, and then a new corpus as long)."""
         for attempt in range(3):  # a merge may retire a segment between reading the manifest and mapping it
             with store.snapshot() as (meta, segs, files):
                 self.generation = int(meta.get("generation", "0"))
                 self.complete = meta.get("complete") == "1"
                 self.walk_skipped = json.loads(meta.get("walk_skipped", "null") or "null")
                 self.refreshed_at = float(meta.get("refreshed_at", "0") or 0)
+            key = (tuple((name, n) for name, n, _sums in segs), files)
+            self.reused = previous is not None and previous._key == key
+            if self.reused:
+                assert previous is not None
+                for name, value in vars(previous).items():
+                    if name not in ("generation", "complete", "walk_skipped", "refreshed_at", "reused"):
+                        setattr(self, name, value)
+                store.opened.retain(s.name for s in self.segments)
+                return
             try:
                 self.segments = [store.opened.segment(store.folder / name, n) for name, n, _sums in segs]
                 break
             except CacheError:
                 if attempt == 2:
                     raise
+        self._key = key  # the generation's segments and live rows (the rows are the store's own tuples)
         self.dims = store.dims
         index = {s.name: i for i, s in enumerate(self.segments)}
         base = np.zeros(len(self.segments) + 1, np.int64)
         base[1:] = np.cumsum([s.n for s in self.segments])
         self.n_physical = int(base[-1])
-        files.sort(key=itemgetter(0))  # 60,000 rows: a third faster than a lambda's call per row
+        files = sorted(files, key=itemgetter(0))  # a copy: the key keeps the snapshot order
         self.files: list[str] = [r[0] for r in files]
         self.file_chars = [int(r[4]) for r in files]
         self._blob = [(index.get(r[1], -1), int(r[5]), int(r[6])) for r in files]
