@@ -763,7 +763,7 @@ def test_opening_the_manifest_waits_out_sqlite_answering_locked_at_once(tmp_path
     assert len(calls) == 1  # not a busy answer: the folder is given up at once
 
 
-def test_a_generation_that_only_renewed_stamps_keeps_the_open_corpus(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+def test_a_generation_that_only_renewed_stamps_keeps_the_open_corpus(tmp_path: Path, model) -> None:
     """A file rewritten with the same bytes is committed as a new generation (its new stamp), but its
     segments and live rows are the same: the open view and corpus are kept, not built again."""
     root = tmp_path / "repo"
