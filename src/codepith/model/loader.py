@@ -360,11 +360,7 @@ class StaticModel:
             from tokenizers import Tokenizer
 
             full = Tokenizer.from_str(self._ascii_fast.full_json)
-            full.no_padding()
-            if self._max_length is None:
-                full.no_truncation()
-            else:
-                full.enable_truncation(self._max_length)
+            _limit(full, self._max_length)
             self._full = full
         return self._full
 
@@ -418,29 +414,20 @@ def _ascii_normalize(text: str, lowercase: bool, clean: bool) -> str:
     return text.lower() if lowercase else text
 
 
-def _python_tokenizes(spec: Any) -> bool:
-    """Whether every ASCII text's ids come from Python (``_ascii_fast_path`` with BERT's words and
-    ``_word_piece``), so the tokenizer itself can wait until other text needs it."""
-    if not isinstance(spec, dict):
-        return False
-    norm, pre, model = spec.get("normalizer"), spec.get("pre_tokenizer"), spec.get("model")
-    return (
-        isinstance(norm, dict)
-        and norm.get("type") == "BertNormalizer"
-        and isinstance(pre, dict)
-        and pre.get("type") == "BertPreTokenizer"
-        and isinstance(model, dict)
-        and model.get("type") == "WordPiece"
-        and _word_piece_applies(model, spec)
-    )
+def _ascii_fast_path(spec: dict[str, Any], text: str) -> _FastPath | None:
+    """How to normalise outside the tokenizer when its normalizer is BERT's (the caller then takes it out of
+    the tokenizer), or None to keep it. The normalizer applied to other text is made from the same settings."""
+    from tokenizers.normalizers import BertNormalizer
 
-
-def _ascii_fast_path(normalizer: Any, spec: dict[str, Any], text: str) -> _FastPath | None:
-    """How to normalise outside the tokenizer, whose BertNormalizer (``normalizer``) the caller then
-    takes out, or None to keep it."""
     norm = spec.get("normalizer")
-    if not isinstance(norm, dict) or norm.get("type") != "BertNormalizer" or normalizer is None:
+    if not isinstance(norm, dict) or norm.get("type") != "BertNormalizer":
         return None
+    normalizer = BertNormalizer(
+        clean_text=bool(norm.get("clean_text", True)),
+        handle_chinese_chars=bool(norm.get("handle_chinese_chars", True)),
+        strip_accents=norm.get("strip_accents"),
+        lowercase=bool(norm.get("lowercase", True)),
+    )
     added = [a for a in spec.get("added_tokens", []) if not a.get("normalized", True) and a.get("content")]
     raw_tokens = tuple(str(a["content"]) for a in added)
     plain = all(not (a.get("single_word") or a.get("lstrip") or a.get("rstrip")) for a in added)
@@ -470,24 +457,17 @@ def _ascii_fast_path(normalizer: Any, spec: dict[str, Any], text: str) -> _FastP
 
 
 def _word_piece(model: Any, spec: dict[str, Any]) -> _WordPiece | None:
-    """WordPiece in Python when the tokenizer's model says exactly how (else None: the tokenizer does it)."""
-    if not _word_piece_applies(model, spec):
-        return None
-    vocab = model["vocab"]
-    prefix, most = model.get("continuing_subword_prefix", "##"), model.get("max_input_chars_per_word", 100)
-    return _WordPiece({str(k): int(v) for k, v in vocab.items()}, prefix, most, int(vocab[model["unk_token"]]))
-
-
-def _word_piece_applies(model: Any, spec: dict[str, Any]) -> bool:
-    """Whether ``_word_piece`` can do the tokenizer's WordPiece (asked before building its vocabulary, 30,000
-    entries). An added token that is a plain word would be matched before WordPiece, so it keeps the tokenizer."""
+    """WordPiece in Python when the tokenizer's model says exactly how (else None: the tokenizer does it).
+    An added token that is a plain word would be matched before WordPiece, so it keeps the tokenizer."""
     vocab, unk = model.get("vocab"), model.get("unk_token")
     prefix, most = model.get("continuing_subword_prefix", "##"), model.get("max_input_chars_per_word", 100)
     if not isinstance(vocab, dict) or not isinstance(unk, str) or unk not in vocab:
-        return False
+        return None
     if not isinstance(prefix, str) or not isinstance(most, int):
-        return False
-    return not any(str(a.get("content", "")).isalnum() for a in spec.get("added_tokens", []))
+        return None
+    if any(str(a.get("content", "")).isalnum() for a in spec.get("added_tokens", [])):
+        return None
+    return _WordPiece({str(k): int(v) for k, v in vocab.items()}, prefix, most, int(vocab[unk]))
 
 
 def resolve_model_spec(spec: str | None) -> str:
@@ -627,12 +607,30 @@ def _load_folder(folder: Path, name: str) -> StaticModel:
     try:
         tokenizer_text = layout.tokenizer.read_text(encoding="utf-8")
         tokenizer_spec = json.loads(tokenizer_text)
-        lazy = _python_tokenizes(tokenizer_spec)
-        tokenizer: Any = None if lazy else Tokenizer.from_str(tokenizer_text)
-    except Exception as err:  # noqa: BLE001 - tokenizers raises plain Exception for bad files
+    except (OSError, ValueError) as err:
         raise ModelError(f"cannot read tokenizer {layout.tokenizer}: {_one_line(err)}") from None
     if not isinstance(tokenizer_spec, dict):
         raise ModelError(f"cannot read tokenizer {layout.tokenizer}: not a tokenizer's JSON object")
+    max_length = config.get("max_length", _DEFAULT_MAX_LENGTH)
+    max_length = int(max_length) if isinstance(max_length, (int, float)) and max_length > 0 else None
+    try:
+        fast = _ascii_fast_path(tokenizer_spec, tokenizer_text)
+    except (AttributeError, KeyError, TypeError, ValueError) as err:  # a spec of the wrong shape
+        raise ModelError(f"cannot read tokenizer {layout.tokenizer}: {_one_line(err)}") from None
+    tokenizer: Any
+    if fast is not None and fast.words is not None and fast.pieces is not None:
+        # Python tokenises every ASCII text: the tokenizer waits until other text needs it
+        tokenizer = _LazyTokenizer(tokenizer_text, max_length)
+        unk_id: int | None = fast.pieces.unk
+    else:
+        try:
+            tokenizer = Tokenizer.from_str(tokenizer_text)
+        except Exception as err:  # noqa: BLE001 - tokenizers raises plain Exception for bad files
+            raise ModelError(f"cannot read tokenizer {layout.tokenizer}: {_one_line(err)}") from None
+        _limit(tokenizer, max_length)
+        if fast is not None:
+            tokenizer.normalizer = None
+        unk_id = _unk_id(tokenizer, tokenizer_spec)
 
     vectors = tensors.get(layout.embedding_key)
     if vectors is None or vectors.ndim != 2:
@@ -641,28 +639,6 @@ def _load_folder(folder: Path, name: str) -> StaticModel:
     rows = _token_rows(vectors, tensors.get("weights"), tensors.get("mapping"), vocab_size)
     if rows.n < vocab_size:
         raise ModelError(f"model at {folder} has {rows.n} vectors for {vocab_size} tokens")
-
-    max_length = config.get("max_length", _DEFAULT_MAX_LENGTH)
-    max_length = int(max_length) if isinstance(max_length, (int, float)) and max_length > 0 else None
-    if lazy:
-        from tokenizers.normalizers import BertNormalizer
-
-        norm = tokenizer_spec["normalizer"]
-        normalizer = BertNormalizer(
-            clean_text=bool(norm.get("clean_text", True)),
-            handle_chinese_chars=bool(norm.get("handle_chinese_chars", True)),
-            strip_accents=norm.get("strip_accents"),
-            lowercase=bool(norm.get("lowercase", True)),
-        )
-        tokenizer = _LazyTokenizer(tokenizer_text, max_length)
-        unk_id: int | None = int(tokenizer_spec["model"]["vocab"][tokenizer_spec["model"]["unk_token"]])
-        fast = _ascii_fast_path(normalizer, tokenizer_spec, tokenizer_text)
-    else:
-        _limit(tokenizer, max_length)
-        unk_id = _unk_id(tokenizer, tokenizer_spec)
-        fast = _ascii_fast_path(tokenizer.normalizer, tokenizer_spec, tokenizer_text)
-        if fast is not None:
-            tokenizer.normalizer = None
 
     digest = _digest(layout)
     info = ModelInfo(name=name, digest=digest, dims=int(vectors.shape[1]))
@@ -710,11 +686,9 @@ class _TokenRows:
         return picked
 
     def table(self) -> np.ndarray:
-        """One float32 row per token id: the vector it maps to, times its weight (as model2vec applies them)."""
-        table = (self.vectors[self.mapping] if self.mapping is not None else self.vectors).astype(np.float32)
-        if self.weights is not None:
-            table *= self.weights[: table.shape[0], None]
-        return np.ascontiguousarray(table)
+        """One float32 row per token id: the vector it maps to, times its weight (as model2vec applies them);
+        made by ``rows`` itself, so that a query's rows are the table's by construction."""
+        return self.rows(np.arange(self.n))
 
 
 def _token_rows(
@@ -724,12 +698,12 @@ def _token_rows(
         mapping = np.asarray(mapping, dtype=np.int64)
         if mapping.ndim != 1 or mapping.size < vocab_size or (mapping.size and mapping.max() >= len(vectors)):
             raise ModelError("model 'mapping' tensor does not match its vocabulary and vectors")
-    n = len(mapping) if mapping is not None else len(vectors)
     if weights is not None:
         weights = np.asarray(weights, dtype=np.float32).reshape(-1)
-        if weights.size < n:
-            raise ModelError("model 'weights' tensor is shorter than its vocabulary")
-    return _TokenRows(vectors, mapping, weights)
+    rows = _TokenRows(vectors, mapping, weights)
+    if weights is not None and weights.size < rows.n:
+        raise ModelError("model 'weights' tensor is shorter than its vocabulary")
+    return rows
 
 
 def _unk_id(tokenizer: Any, spec: dict[str, Any]) -> int | None:
