@@ -195,7 +195,7 @@ class Index:
                 self._data.append(data)
         except BaseException:
             for check in self._started.values():  # their children are waited for before the error goes on
-                check()
+                build.reap(check)
             raise
         self._generations: list[int] = []
         self._corpus: Corpus | None = None
@@ -331,7 +331,7 @@ class Index:
                 stats_all.append(look)
         finally:
             for started in checks.values():  # not reached (an error on the way): their children are reaped
-                started()
+                build.reap(started)
         self._reopen()
         self.last_stats = stats_all
         return stats_all
@@ -364,8 +364,7 @@ class Index:
         self._held[i] = set()
         failed = self._write_failed[i]
         if failed is not None and time.monotonic() - failed[0] < WRITE_RETRY_SECONDS and not full_check:
-            if checking is not None:
-                checking()  # not wanted: reap its child
+            build.reap(checking)  # not wanted
             stats = build.RefreshStats(root=data.root, unchanged=len(data.files), failed=failed[1], source=data)
         else:
             stats = build.refresh(
@@ -380,8 +379,8 @@ class Index:
                 suspect=suspect,
                 checking=checking if moved is None else None,
             )
-            if moved is not None and checking is not None:
-                checking()  # a watcher's paths decide instead: reap the child
+            if moved is not None:
+                build.reap(checking)  # a watcher's paths decide instead
             if stats.failed and self._corpus is not None:  # (a first look's failure: __init__ says what next)
                 log.warning("%s; searching the index as last written", stats.failed)
             self._write_failed[i] = (time.monotonic(), stats.failed) if stats.failed else None

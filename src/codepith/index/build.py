@@ -147,7 +147,7 @@ def quick_check(data: RepoData) -> set[str] | None:
 
 
 CHECK_APART_FROM = 20_000  # files from which a first look's stat check runs in a forked child
-Check = Callable[[], "set[str] | None"]  # a started quick check: its result, when called (once)
+Check = Callable[[], set[str] | None]  # a started quick check: its result, when called (once)
 
 
 def start_quick_check(data: RepoData, st: Store | None = None) -> Check | None:
@@ -209,7 +209,7 @@ def start_quick_check(data: RepoData, st: Store | None = None) -> Check | None:
     return result
 
 
-def _reap(checking: Check | None) -> None:
+def reap(checking: Check | None) -> None:
     """Wait for a started check whose answer is not wanted, so that its child does not linger."""
     if checking is not None:
         checking()
@@ -373,7 +373,7 @@ def _load(
     try:
         _take_files(data, st)
     except BaseException:
-        _reap(check)
+        reap(check)
         raise
     return st, data, reason, check
 
@@ -409,13 +409,13 @@ def refresh(
         if changed is not None and not changed:
             if not os.path.isdir(data.root):  # a watcher may not report its own root going (moved, deleted)
                 walk(Path(data.root), data.content, max_file_bytes)  # raises the walk's PathError
-            _reap(checking)
+            reap(checking)
             return _unchanged(data, t0)
         if changed is None:
             changed, checking = (checking() if checking is not None else quick_check(data)), None
             if changed is not None and not changed:
                 return _unchanged(data, t0)
-    _reap(checking)
+    reap(checking)
     if wait is None:
         wait = not st.complete()
     try:
