@@ -1,6 +1,9 @@
-"""The word-cache tokenising path must give exactly the tokenizer's own ids."""
+"""The word-cache tokenising path must give exactly the tokenizer's own ids, less the silent ones."""
 
 from __future__ import annotations
+
+import string
+import unicodedata
 
 import numpy as np
 from tokenizers import Tokenizer
@@ -25,12 +28,27 @@ TEXTS = [
 ]
 
 
+def pooled_reference(tokenizer: Tokenizer, ids: list[int], limit: int = 512) -> list[int]:
+    """What is pooled of the tokenizer's ids, worked out here independently of the loader: every id but
+    the unknown token's and those of one-character punctuation marks, the first ``limit`` of them."""
+
+    def silent(i: int) -> bool:
+        tok = tokenizer.id_to_token(i)
+        if tok == "[UNK]":
+            return True
+        return len(tok) == 1 and (tok in string.punctuation or unicodedata.category(tok).startswith("P"))
+
+    return [i for i in ids if not silent(i)][:limit]
+
+
 def test_word_cache_ids_equal_the_tokenizer() -> None:
     model = load_model(None)
     full = Tokenizer.from_file(str(DATA_DIR / "tokenizer.json"))
     full.no_padding()
-    full.enable_truncation(512)
-    expected = [list(e.ids) for e in full.encode_batch(TEXTS, add_special_tokens=False)]
+    full.no_truncation()
+    whole = [list(e.ids) for e in full.encode_batch(TEXTS, add_special_tokens=False)]
+    expected = [pooled_reference(full, ids) for ids in whole]
+    assert any(len(ids) > len(x) for ids, x in zip(whole, expected, strict=True))  # marks were left out
     for _ in range(2):  # a cold then a warm word cache
         got = [list(ids) for ids in model._id_lists(list(TEXTS))]
         assert got == expected
@@ -74,3 +92,18 @@ def test_python_wordpiece_equals_the_tokenizer_word_by_word() -> None:
     assert len(words) > 2000
     mismatched = [w for w in sorted(words) if fast.pieces.ids(w) != plain.encode(w, add_special_tokens=False).ids]
     assert mismatched == []
+
+
+def test_punctuation_marks_are_silent_on_every_path() -> None:
+    """A mark changes no embedding: ASCII text (the word path), non-ASCII text (the tokenizer), a text
+    holding a raw token, and a query alone (its own rows)."""
+    model = load_model(None)
+    pairs = [
+        ("getUser(name) -> dict[str, int]:", "getUser name dict str int"),
+        ("café(x); naïve—«y»", "café x naïve y"),
+        ("x = '[PAD]' + y", "x [PAD] y"),
+    ]
+    for marked, plain in pairs:
+        assert np.array_equal(model.encode([marked]), model.encode([plain]))
+        assert np.allclose(model.encode([marked, "other"])[0], model.encode([plain, "other"])[0], atol=1e-6)
+    assert not np.any(model.encode(["(){}[];,.:"]))  # nothing but marks: nothing to pool

@@ -30,7 +30,8 @@ from codepith.errors import CodepithError
 # 14: per-chunk marks (wiring, declaration, generated) judged at build time, in arrays.bin.
 # 15: Objective-C chunked by syntax; a `.h` header parsed as Objective-C or C++ when it holds their syntax.
 # 16: C++'s `class EXPORT_MACRO Name {...}` (read by tree-sitter-cpp as a function) chunked as a class.
-FORMAT_VERSION = 16
+# 17: punctuation marks left out of every embedding (model.loader.silent_ids): the vectors changed.
+FORMAT_VERSION = 17
 
 
 def cache_root() -> Path:
