@@ -15,6 +15,7 @@ FLOORS = {
     "_version": 0,
     "errors": 0,
     "limits": 0,  # the top_k and budget limits every surface states
+    "memory": 0,  # process-wide memory settings (numpy's huge-page advice)
     "files": 0,
     "chunks": 0,
     "model": 0,

@@ -23,6 +23,7 @@ from codepith.index import build
 from codepith.index.corpus import Corpus, CorpusPart
 from codepith.index.repo import RepoData
 from codepith.limits import MAX_TOP_K
+from codepith.memory import prefer_small_pages
 from codepith.model.loader import StaticModel, load_model
 from codepith.search import engine
 from codepith.search.query import bound_query
@@ -154,6 +155,7 @@ class Index:
             raise CodepithError(f"unknown content type {content!r}; choose one of {', '.join(CONTENT_TYPES)}")
         if not paths:
             raise PathError("no path to index")
+        prefer_small_pages()  # before the index's first large array (forked workers inherit it)
         roots = [check_root(p) for p in paths]
         if len(set(roots)) != len(roots):
             roots = list(dict.fromkeys(roots))

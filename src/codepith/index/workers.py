@@ -48,6 +48,7 @@ from codepith.index.analyze import FileAnalysis, index_text, line_windows
 from codepith.index.forking import can_fork
 from codepith.index.journal import Journal, file_timeout
 from codepith.index.supervise import die_with_parent
+from codepith.memory import prefer_small_pages
 
 log = logging.getLogger("codepith")
 
@@ -720,6 +721,7 @@ def _max_fd() -> int:
 
 def _serve() -> int:
     """The worker: announce readiness, then answer each job read from stdin on stdout."""
+    prefer_small_pages()  # as in the process that started it
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     pickle.dump(_READY, out)
     out.flush()
