@@ -555,6 +555,37 @@ def test_an_edited_corpus_puts_physical_arrays_in_logical_order_by_runs(tmp_path
     assert hits and hits[0].chunk.file_path == "pkg0/mod_17.py"
 
 
+def test_one_repository_s_corpus_reads_as_the_same_repository_among_two(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    # one repository without a prefix shares its view's arrays; among several, they are copied and offset:
+    # after an edit (chunks out of physical order) both must find, read and score every chunk alike
+    root, other = tmp_path / "repo", tmp_path / "other"
+    _many(root, 12)
+    other.mkdir()
+    (other / "z.py").write_text("def zeta():\n    return 0\n")
+    single = codepith.Index.from_path(root, model=model)
+    (root / "pkg3/mod_3.py").write_text("def edited_three(x):\n    return x\n\n\nclass Moved:\n    pass\n")
+    single.refresh()
+    both = codepith.Index.from_paths([other, root], model=model)
+    one, two = single.corpus, both.corpus
+    assert one._single and not two._single and not one.identity
+    offset = two.files.index("repo/" + one.files[0])
+    first = two.chunk_indices("repo/" + one.files[0])[0]
+    for i in range(one.n):
+        mine, theirs = one.chunk(i), two.chunk(first + i)
+        assert theirs.file_path == "repo/" + mine.file_path and (theirs.start_line, theirs.content) == (
+            mine.start_line,
+            mine.content,
+        )
+        assert np.allclose(one.vector(i), two.vector(first + i))
+        assert int(one.file_of_chunk[i]) + offset == int(two.file_of_chunk[first + i])
+    for f, path in enumerate(one.files):
+        assert [i + first for i in one.chunk_indices(path)] == two.chunk_indices("repo/" + path)
+        assert one.file_chars[f] == two.file_chars[f + offset]
+    c = one.chunk(one.chunk_indices("pkg3/mod_3.py")[0])
+    assert one.chunk_at("pkg3/mod_3.py", c.start_line) == one.chunk_indices("pkg3/mod_3.py")[0]
+    assert single.search("edited_three", refresh=False)[0].chunk.file_path == "pkg3/mod_3.py"
+
+
 def test_a_scan_scores_every_segment_when_no_thread_can_start(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from codepith.store import view as view_mod
 

@@ -227,29 +227,42 @@ class Corpus:
         self.n = log_base[-1]
         self.n_physical = self.phys_base[-1]
         self.identity = all(p.view.identity for p in self.parts)
-        self.perm = (
-            np.concatenate([p.view.perm + b for p, b in zip(self.parts, self.phys_base, strict=False)])
-            if self.parts
-            else np.zeros(0, np.int64)
-        )
+        # One repository without a prefix (the usual case) shares its view's arrays and lists, never
+        # changed after they are made: copying them cost the kernel's every reopen 50-70 ms, more when the
+        # process was growing (a fresh page costs this VM 1-6 ms a megabyte).
+        self._single = len(self.parts) == 1 and not self.parts[0].prefix
+        if self._single:
+            v = self.parts[0].view
+            self.perm = v.perm
+            self.files = v.files
+            self.file_chars = v.file_chars
+            self.file_of_chunk = v.file_of_chunk
+            self._file_start: list[int] = v.file_start.tolist()
+            self._part_of_file: list[tuple[int, int]] = []  # (part, file within it); with one part, (0, f)
+        else:
+            self.perm = (
+                np.concatenate([p.view.perm + b for p, b in zip(self.parts, self.phys_base, strict=False)])
+                if self.parts
+                else np.zeros(0, np.int64)
+            )
+            self.files = []
+            self.file_chars = []
+            file_of: list[np.ndarray] = []
+            self._file_start = []
+            self._part_of_file = []
+            for p_i, part in enumerate(self.parts):
+                v = part.view
+                file_of.append(v.file_of_chunk + len(self.files))
+                self._file_start.extend((v.file_start[:-1] + log_base[p_i]).tolist())
+                self._part_of_file.extend(zip(repeat(p_i), range(len(v.files))))
+                self.files.extend([part.prefix + rel for rel in v.files] if part.prefix else v.files)
+                self.file_chars.extend(v.file_chars)
+            self._file_start.append(self.n)
+            self.file_of_chunk = np.concatenate(file_of) if file_of else np.zeros(0, np.int32)
         self.logical_of = np.full(self.n_physical, -1, np.int64)
         self.logical_of[self.perm] = np.arange(self.n, dtype=np.int64)
         self._runs = None if self.identity else _runs(self.perm)
-        self.files: list[str] = []
-        self.file_chars: list[int] = []
-        file_of: list[np.ndarray] = []
-        self._file_start: list[int] = []
-        self._part_of_file: list[tuple[int, int]] = []  # (part, file within it)
-        for p_i, part in enumerate(self.parts):
-            v = part.view
-            file_of.append(v.file_of_chunk + len(self.files))
-            self._file_start.extend((v.file_start[:-1] + log_base[p_i]).tolist())
-            self._part_of_file.extend(zip(repeat(p_i), range(len(v.files))))
-            self.files.extend([part.prefix + rel for rel in v.files] if part.prefix else v.files)
-            self.file_chars.extend(v.file_chars)
-        self._file_start.append(self.n)
-        self.file_of_chunk = np.concatenate(file_of) if file_of else np.zeros(0, np.int32)
-        self._by_file = dict(zip(self.files, range(len(self.files)), strict=True))
+        self._by_file_map: dict[str, int] | None = None  # path -> file number, made on first use
         self.chunks = Chunks(self)
         self.bm25 = SegmentBM25(self)
         self.definitions = Definitions(self)
@@ -280,16 +293,26 @@ class Corpus:
             got = self._chunk_memo[i] = self._read_chunk(i)
         return got
 
+    def _where(self, f: int) -> tuple[int, int]:
+        """The part that holds corpus file ``f``, and the file's number within it."""
+        return (0, f) if self._single else self._part_of_file[f]
+
+    @property
+    def _by_file(self) -> dict[str, int]:
+        if self._by_file_map is None:  # 10-20 ms on the kernel: not every reopen needs it
+            self._by_file_map = dict(zip(self.files, range(len(self.files)), strict=True))
+        return self._by_file_map
+
     def _read_chunk(self, i: int) -> Chunk:
         f = int(self.file_of_chunk[i])
-        p_i, local = self._part_of_file[f]
+        p_i, local = self._where(f)
         part = self.parts[p_i]
         c = part.view.file_chunks(local)[i - self._file_start[f]]
         return replace(c, file_path=part.prefix + c.file_path) if part.prefix else c
 
     def _part_of_chunk(self, i: int) -> tuple[View, int]:
         f = int(self.file_of_chunk[i])
-        p_i, local = self._part_of_file[f]
+        p_i, local = self._where(f)
         view = self.parts[p_i].view
         return view, i - self._file_start[f] + int(view.file_start[local])
 
