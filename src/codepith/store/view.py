@@ -70,8 +70,11 @@ class View:
         files = sorted(files, key=itemgetter(0))  # a copy: the key keeps the snapshot order
         self.files: list[str] = [r[0] for r in files]
         self.file_chars = [int(r[4]) for r in files]
-        self._blob = [(index.get(r[1], -1), int(r[5]), int(r[6])) for r in files]
-        if any(b[0] < 0 for b in self._blob):
+        # Each file's row (its segment's name, its blob's offset and length) is read when its chunks are:
+        # a list of 60,000 (segment, offset, length) tuples cost the kernel's every open 25-30 ms.
+        self._rows = files
+        self._segment_of = index
+        if not {r[1] for r in files} <= index.keys():
             raise CacheError("a file refers to a segment the manifest does not hold")
         counts = np.fromiter((r[3] for r in files), np.int64, len(files))
         first_of = {name: int(base[i]) for name, i in index.items()}  # plain ints: no numpy scalar per row
@@ -96,8 +99,8 @@ class View:
     # -- per chunk -----------------------------------------------------------------------------------
     def file_chunks(self, f: int) -> list[Chunk]:
         """The chunks of the f-th file (decompressed once per process: ``OpenSegments``)."""
-        s, off, length = self._blob[f]
-        got = self._opened.chunks(self.segments[s], self.files[f], off, length)
+        row = self._rows[f]
+        got = self._opened.chunks(self.segments[self._segment_of[row[1]]], self.files[f], int(row[5]), int(row[6]))
         if len(got) != self.file_start[f + 1] - self.file_start[f]:
             raise CacheError(f"chunk count of {self.files[f]} does not match the manifest")
         return got
