@@ -110,13 +110,12 @@ class _Layout:
 
 class _LazyTokenizer:
     """The tokenizer built from its JSON on first use, its normalizer taken out (the fast path
-    normalises in Python), padding off and truncation as the model says. A model whose ASCII text is
+    normalises in Python), padding and truncation off (``_limit``). A model whose ASCII text is
     all tokenised in Python (BERT's normalizer and pre-tokenizer, WordPiece) needs it only for other
     text, and building it was 0.05 s of every process that loads the model: a cold CLI search's."""
 
-    def __init__(self, text: str, max_length: int | None) -> None:
+    def __init__(self, text: str) -> None:
         self._text = text
-        self._max_length = max_length
         self._built: Any = None
         self._lock = threading.Lock()
 
@@ -174,7 +173,6 @@ class StaticModel:
         self._rows: _TokenRows | None = None if isinstance(table, np.ndarray) else table
         self._normalize = normalize
         self._max_length = max_length
-        self._unk_id = unk_id
         # ids never pooled: the unknown token and the punctuation marks (``silent_ids``)
         self._silent = silent | {unk_id} if unk_id is not None else silent
         self._max_chars = max_chars
@@ -624,7 +622,7 @@ def _load_folder(folder: Path, name: str) -> StaticModel:
     tokenizer: Any
     if fast is not None and fast.words is not None and fast.pieces is not None:
         # Python tokenises every ASCII text: the tokenizer waits until other text needs it
-        tokenizer = _LazyTokenizer(tokenizer_text, max_length)
+        tokenizer = _LazyTokenizer(tokenizer_text)
         unk_id: int | None = fast.pieces.unk
     else:
         try:
