@@ -68,3 +68,42 @@ def test_one_part_identifiers_expand_as_the_split_says() -> None:
     assert len(idents) > 2000
     tokens._EXPANSIONS.clear()
     assert [i for i in sorted(idents) if tokens._expand(i) != by_split(i)] == []
+
+
+def test_token_counts_equal_the_tokens_of_the_identifiers_found_by_the_pattern() -> None:
+    """``token_counts`` cuts a text at the characters no identifier holds (``_APART``) and counts each
+    word's tokens; counts and key order must be those of ``tokenize`` (the identifier pattern over the
+    whole text), whatever the text holds: digits before letters, characters outside ASCII, lone
+    surrogates, and also once its memo is full."""
+    import random
+    from collections import Counter
+
+    from codepith.index import tokens
+
+    texts = [
+        "0x1F 123abc a1b2 9_lives _9 __init__ x1F",
+        "café naïve→ok 名前 = f(x)\u00a0y\u2028z ok\x1cthen",
+        "bad\udcffbytes here\udcff",
+        "parseHTTPResponse_v2(req) -> HTTPServer.get_json; 404 // TODO",
+    ]
+    for path in sorted(Path(tokens.__file__).parents[1].rglob("*.py"))[:40]:
+        texts.append(path.read_text(encoding="utf-8"))
+    rng = random.Random(7)
+    alphabet = "aZ_09 \t\n.-(é名\u00a0\x1c\x0b$@"
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(300)]
+
+    def check() -> None:
+        for text in texts:
+            want = Counter(tokens.tokenize(text))
+            got = tokens.token_counts(text)
+            assert got == want and list(got) == list(want), text[:80]
+
+    check()
+    saved = dict(tokens._EXPANSIONS)
+    try:  # a full memo: nothing new is kept, so every text takes the fallback
+        tokens._EXPANSIONS.clear()
+        tokens._EXPANSIONS.update({f"filler{i}": () for i in range(500_000)})
+        check()
+    finally:
+        tokens._EXPANSIONS.clear()
+        tokens._EXPANSIONS.update(saved)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import string
 import unicodedata
 
@@ -26,6 +27,32 @@ TEXTS = [
     "",
     "   \n\t  ",
 ]
+
+
+# BertPreTokenizer's words in normalised ASCII text, written here as a pattern: not whitespace, not one of
+# the ASCII characters BERT counts as punctuation (33-47, 58-64, 91-96, 123-126).
+BERT_ASCII_WORDS = re.compile(r"[^\s!-/:-@\[-`{-~]+")
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def test_the_words_table_splits_as_normalising_and_the_pattern_do() -> None:
+    """One ``str.translate`` and ``split`` stand for BERT's normaliser (control characters dropped, capitals
+    lowered) and its pre-tokenizer on ASCII text, for every ASCII character and each normaliser setting."""
+    import random
+
+    from codepith.model.loader import _ascii_words_table
+
+    rng = random.Random(3)
+    everything = "".join(map(chr, range(128)))
+    texts = [everything, everything[::-1], "control\x01chars\x7fare\x0bdropped\x1cand\x1fsplit"]
+    texts += ["".join(rng.choice(everything) for _ in range(rng.randint(0, 40))) for _ in range(2000)]
+    for lowercase in (True, False):
+        for clean in (True, False):
+            table = _ascii_words_table(lowercase, clean)
+            for text in texts:
+                norm = CONTROL.sub("", text) if clean else text
+                norm = norm.lower() if lowercase else norm
+                assert text.translate(table).split() == BERT_ASCII_WORDS.findall(norm), (repr(text), lowercase, clean)
 
 
 def pooled_reference(tokenizer: Tokenizer, ids: list[int], limit: int = 512) -> list[int]:
@@ -76,8 +103,6 @@ def test_python_wordpiece_equals_the_tokenizer_word_by_word() -> None:
     longest accepted length and one past it, letters no whole piece starts, digits)."""
     from pathlib import Path
 
-    from codepith.model.loader import _BERT_ASCII_WORDS
-
     model = load_model(None)
     fast = model._ascii_fast
     assert fast is not None and fast.pieces is not None  # the bundled model takes the Python path
@@ -88,7 +113,7 @@ def test_python_wordpiece_equals_the_tokenizer_word_by_word() -> None:
     for path in sorted(Path(DATA_DIR).parents[1].rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         if text.isascii():
-            words.update(_BERT_ASCII_WORDS.findall(text.lower()))
+            words.update(BERT_ASCII_WORDS.findall(text.lower()))
     assert len(words) > 2000
     mismatched = [w for w in sorted(words) if fast.pieces.ids(w) != plain.encode(w, add_special_tokens=False).ids]
     assert mismatched == []

@@ -126,22 +126,43 @@ def query_terms(query: str) -> list[str]:
     return list(seen)
 
 
+# Every ASCII character that cannot be part of an identifier, as a space: ``text.translate(_APART).split()``
+# cuts a text into words each of which holds whole ``_IDENT`` matches only (no match spans a space, and a
+# word starts where a match may), in C and about 4x faster than ``_IDENT.findall`` over the text.
+_APART = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
+
+
+def _word_tokens(word: str) -> tuple[str, ...]:
+    """The tokens of one ``_APART`` word: its identifiers' expansions, in order. An ASCII word is one
+    identifier unless digits lead letters (``0x1F`` holds ``0`` and ``x1F``); a word with a character
+    outside ASCII may hold several. Those are remembered in the same memo as identifiers, whose
+    pattern never gives such a key."""
+    if word.isascii() and (not word[0].isdigit() or word.isdigit()):
+        return _expand(word)
+    got = _EXPANSIONS.get(word)
+    if got is None:
+        got = tuple(chain.from_iterable(map(_expand, _IDENT.findall(word))))
+        if len(_EXPANSIONS) < 500_000:
+            _EXPANSIONS[word] = got
+    return got
+
+
 def token_counts(text: str) -> dict[str, int]:
-    """``Counter(tokenize(text))``, counted in C over the memoised expansions of each occurrence.
+    """``Counter(tokenize(text))``, counted in C over the memoised tokens of each word (``_APART``).
 
     Same counts and the same key order as ``tokenize`` (a repeated identifier brings no new token), about
-    1.7x faster than a Python loop over the distinct identifiers; a text with an identifier the full
-    memo cannot take falls back to that loop."""
-    idents = _IDENT.findall(text)
+    1.7x faster than a Python loop over the distinct identifiers; a text with a word the full memo cannot
+    take falls back to that loop."""
+    words = text.translate(_APART).split()
     memo = _EXPANSIONS
-    for ident in set(idents).difference(memo):
-        _expand(ident)
+    for word in set(words).difference(memo):
+        _word_tokens(word)
     try:
-        return Counter(chain.from_iterable(map(memo.__getitem__, idents)))
-    except KeyError:  # the memo is full: some identifiers were expanded without being kept
+        return Counter(chain.from_iterable(map(memo.__getitem__, words)))
+    except KeyError:  # the memo is full: some words were expanded without being kept
         out: dict[str, int] = {}
         get = out.get
-        for ident, n in Counter(idents).items():
-            for tok in _expand(ident):
+        for word, n in Counter(words).items():
+            for tok in _word_tokens(word):
                 out[tok] = get(tok, 0) + n
         return out

@@ -60,7 +60,7 @@ class _FastPath:
     clean_text: bool
     raw_tokens: tuple[str, ...]  # added tokens matched before normalisation (e.g. "[PAD]")
     full_json: str  # the untouched tokenizer, for the rare text that contains a raw token
-    words: re.Pattern[str] | None = None  # BertPreTokenizer's split of normalised ASCII text, when it applies
+    words: dict[int, str | None] | None = None  # normalise + BertPreTokenizer on ASCII text: translate, then split
     pieces: _WordPiece | None = None  # ... and WordPiece on one such word, here instead of in the tokenizer
     raw_split: re.Pattern[str] | None = None  # the raw tokens, longest first, when plain matching finds them
     raw_ids: dict[str, int] = field(default_factory=dict)  # ... and the id each stands for
@@ -286,7 +286,7 @@ class StaticModel:
             if fp.raw_tokens and any(tok in text for tok in fp.raw_tokens):
                 raw.append(i)
             elif text.isascii() and fp.words is not None:
-                words_of.append((i, fp.words.findall(_ascii_normalize(text, fp.lowercase, fp.clean_text))))
+                words_of.append((i, text.translate(fp.words).split()))
             else:
                 other.append(i)
         if words_of:
@@ -394,7 +394,25 @@ class StaticModel:
 # (BERT counts all of ASCII 33-47, 58-64, 91-96 and 123-126 as punctuation). WordPiece then works word
 # by word, so tokenising each distinct word once and joining gives the tokenizer's exact ids. The marks
 # are silent (``silent_ids``), so only the words between them are matched.
-_BERT_ASCII_WORDS = re.compile(r"[^\s!-/:-@\[-`{-~]+")
+_BERT_PUNCTUATION = frozenset([*range(33, 48), *range(58, 65), *range(91, 97), *range(123, 127)])
+
+
+def _ascii_words_table(lowercase: bool, clean: bool) -> dict[int, str | None]:
+    """``_ascii_normalize`` and the split into words in one ``str.translate``: control characters deleted
+    (``clean``), capitals lowered, punctuation made a space, so that ``.split()`` gives the words
+    of the normalised text, the runs of neither whitespace nor punctuation, about 4x faster than normalising
+    and matching those runs with a pattern."""
+    table: dict[int, str | None] = {}
+    for c in range(128):
+        if clean and _CONTROL_CHARS.match(chr(c)):
+            table[c] = None
+        elif c in _BERT_PUNCTUATION:
+            table[c] = " "
+        elif lowercase and chr(c).isupper():
+            table[c] = chr(c).lower()
+    return table
+
+
 _WORD_CACHE_LIMIT = 500_000
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -445,13 +463,14 @@ def _ascii_fast_path(spec: dict[str, Any], text: str) -> _FastPath | None:
         and isinstance(model, dict)
         and model.get("type") == "WordPiece"
     )
+    lowercase, clean = bool(norm.get("lowercase", True)), bool(norm.get("clean_text", True))
     return _FastPath(
         normalizer,
-        bool(norm.get("lowercase", True)),
-        bool(norm.get("clean_text", True)),
+        lowercase,
+        clean,
         raw_tokens,
         text,
-        _BERT_ASCII_WORDS if bert_words else None,
+        _ascii_words_table(lowercase, clean) if bert_words else None,
         _word_piece(model, spec) if bert_words else None,
         raw_split,
         raw_ids,
