@@ -3,6 +3,7 @@ reason about."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -56,18 +57,24 @@ def test_one_part_identifiers_expand_as_the_split_says() -> None:
     ``404``); every identifier of this package's source must still get the split's tokens."""
     from codepith.index import tokens
 
+    def split(ident: str) -> list[str]:  # snake_case pieces, each cut at case and digit changes
+        part = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+        return [m.lower() for piece in ident.split("_") for m in part.findall(piece)]
+
     def by_split(ident: str) -> tuple[str, ...]:
-        whole, parts = ident.lower(), tokens.split_identifier(ident)
+        whole, parts = ident.lower(), split(ident)
         if len(parts) > 1 or (parts and parts[0] != whole):
             return (whole, *(tokens.stem(p) for p in parts if len(p) > 1))
         return (tokens.stem(whole),) if (len(whole) > 1 or whole.isdigit()) else ()
 
     idents = {"a", "X", "Ab", "aB", "ABc", "HTTPServer", "HTTP", "Request", "requests", "v2", "404", "_", "__init__"}
+    idents |= {"AB_Cd", "HTTP_Server", "x_Y_z", "_aB_", "a__B", "ABCDef_GHi", "getHTTP_Response2x", "__", "A_", "_9a"}
     for path in Path(tokens.__file__).parents[1].rglob("*.py"):
         idents.update(tokens.identifiers(path.read_text(encoding="utf-8")))
     assert len(idents) > 2000
     tokens._EXPANSIONS.clear()
     assert [i for i in sorted(idents) if tokens._expand(i) != by_split(i)] == []
+    assert [i for i in sorted(idents) if tokens.split_identifier(i) != split(i)] == []
 
 
 def test_token_counts_equal_the_tokens_of_the_identifiers_found_by_the_pattern() -> None:

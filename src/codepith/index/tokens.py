@@ -21,12 +21,9 @@ STOPWORDS = frozenset(
 
 
 def split_identifier(ident: str) -> list[str]:
-    """Lower-cased parts of one identifier (snake_case, camelCase, digits)."""
-    parts: list[str] = []
-    for piece in ident.split("_"):
-        if piece:
-            parts.extend(m.group(0).lower() for m in _PART.finditer(piece))
-    return parts
+    """Lower-cased parts of one identifier (snake_case, camelCase, digits). No part spans an underscore
+    (the pattern's look-ahead wants two letters), so the whole identifier is matched at once."""
+    return [p.lower() for p in _PART.findall(ident)]
 
 
 def identifiers(text: str) -> list[str]:
@@ -93,14 +90,12 @@ def _expand(ident: str) -> tuple[str, ...]:
         # one part, the identifier itself (``request``, ``Request``, ``HTTP``, ``404``): most of a file's
         # identifiers, which need no split (it costs a fresh process ~3 us each)
         one = ident.isdigit() or (ident.isalpha() and (ident.islower() or ident.isupper() or ident[1:].islower()))
-        parts = [whole] if one else split_identifier(ident)
-        if len(parts) > 1 or (parts and parts[0] != whole):
+        parts = None if one else _PART.findall(ident)
+        if parts and (len(parts) > 1 or parts[0].lower() != whole):
             # a compound keeps its exact spelling (symbol queries) plus its parts' stems (word queries)
-            toks = [whole]
-            toks.extend(_stem(p) for p in parts if len(p) > 1)
+            got = (whole, *[_stem(p.lower()) for p in parts if len(p) > 1])
         else:
-            toks = [_stem(whole)] if (len(whole) > 1 or whole.isdigit()) else []
-        got = tuple(toks)
+            got = (_stem(whole),) if (len(whole) > 1 or whole.isdigit()) else ()
         if len(_EXPANSIONS) < 500_000:
             _EXPANSIONS[ident] = got
     return got
