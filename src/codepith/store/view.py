@@ -25,7 +25,12 @@ term_key = seg.term_key
 STREAM_FROM = 200_000  # vectors: a store this large streams until its float32 copies are made (see dense)
 STREAMED = 2  # ... which starts after this many queries (a CLI search asks twice: search and confidence)
 BLOCK = 8192  # rows of float16 converted at a time when streaming
-CODE_BLOCK = 1024  # rows of int8 codes: 1 MB of float32, cache-sized, and small enough for a one-thread BLAS call
+# Rows of int8 codes converted at a time, at the model's full width: 1 MB of float32, cache-sized, and small
+# enough for a one-thread BLAS call (OpenBLAS threads a product of twice as many values: 2048 rows of 256 took a
+# kernel scan 70 -> 372 ms, with both scan threads' BLAS threads fighting for two cores). A narrower scan (the
+# head) converts as many values in more rows: the head pass of the kernel's 1.33M chunks 57 -> 41 ms (median
+# of 25 rounds), half the blocks' Python steps and GIL hand-overs between the scan threads.
+CODE_BLOCK = 1024
 SCAN_THREADS = 2  # int8 stores are scanned by this many threads, one share of the segments each
 FIRST_STAGE_FROM = 100_000  # an int8 store this large is scanned in two passes (see dense) ...
 FIRST_STAGE = 10_000  # ... the first keeping this many candidates for the exact second
@@ -200,7 +205,7 @@ class View:
 
         def scan(todo: Sequence[int]) -> None:
             try:
-                buf = np.empty((CODE_BLOCK, width), np.float32)
+                buf = np.empty((max(1, CODE_BLOCK * self.dims // max(1, width)), width), np.float32)
                 for i in todo:
                     parts[i] = score(segments[i], buf) * segments[i].vscale
             except BaseException as exc:  # noqa: BLE001 - raised again in the calling thread
