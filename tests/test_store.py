@@ -18,7 +18,7 @@ from conftest import write
 
 import codepith
 from codepith.store import layout
-from codepith.store.segment import unpack
+from codepith.store.segment import last_value, unpack
 
 
 def _many(root: Path, n: int) -> None:
@@ -685,10 +685,21 @@ def test_packed_arrays_come_back_as_they_went_in(tmp_path: Path, n: int) -> None
         assert not got[k].flags.writeable  # a view of the read-only map, not a copy
         if got[k].size:
             assert got[k].ctypes.data % 64 == 0  # the map starts on a page, each array on a 64-byte step
+    # arrays read into memory (a segment's small per-chunk ones) equal their mapped views, and stay read-only
+    read = unpack(tmp_path / "a.bin", read=("vectors", "one", "docs"))
+    for k, a in arrays.items():
+        assert np.array_equal(read[k], a) and read[k].dtype == a.dtype and not read[k].flags.writeable
+    assert last_value(tmp_path / "a.bin", "docs") == int(arrays["docs"][-1])
+    assert last_value(tmp_path / "a.bin", "one") == n
+    if not n:
+        with pytest.raises(ValueError):
+            last_value(tmp_path / "a.bin", "vectors")  # an empty array has no last value
     blob = (tmp_path / "a.bin").read_bytes()
     (tmp_path / "b.bin").write_bytes(blob[: len(blob) - 1] if n else blob[:20])
     with pytest.raises(ValueError):
         unpack(tmp_path / "b.bin")
+    with pytest.raises(ValueError):
+        unpack(tmp_path / "b.bin", read=("docs",))
 
 
 def test_packed_arrays_fit_whatever_their_sizes(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ import os
 import shutil
 import uuid
 import zlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -351,27 +351,62 @@ def pack(path: Path, arrays: dict[str, np.ndarray]) -> None:
             fh.write(a.tobytes())
 
 
-def unpack(path: Path) -> dict[str, np.ndarray]:
-    """The arrays of a ``pack`` file, as read-only views of one memory map."""
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size < len(_MAGIC) + 8:
-            raise ValueError("truncated")
-        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    if mm[: len(_MAGIC)] != _MAGIC:
-        raise ValueError("not a segment's arrays")
+# Arrays a segment reads whole on opening (or in every scan) and that are a few bytes a chunk: read into memory
+# with one pread each, not through the map. A fault in a map reads the file around it (8 MB here: the
+# disk's read_ahead_kb), so the header, these arrays and one offset, touched through the map, read nearly
+# every byte of every segment: 882 MB of the kernel's index on a cold page cache before its first search.
+READ_WHOLE = ("vscale", "lengths", "marks", "hdims")
+
+
+def _layout(fd: int, size: int) -> dict[str, tuple[np.dtype, tuple[int, ...], int, int]]:
+    """name -> (dtype, shape, file offset, element count) from a ``pack`` file's header, read with pread."""
     start = len(_MAGIC) + 8
-    length = int.from_bytes(mm[len(_MAGIC) : start], "little")
+    if size < start:
+        raise ValueError("truncated")
+    head = os.pread(fd, start, 0)
+    if head[: len(_MAGIC)] != _MAGIC:
+        raise ValueError("not a segment's arrays")
+    length = int.from_bytes(head[len(_MAGIC) : start], "little")
     if start + length > size:
         raise ValueError("truncated header")
-    out: dict[str, np.ndarray] = {}
-    for k, (dtype, shape, offset) in json.loads(mm[start : start + length]).items():
+    out = {}
+    for k, (dtype, shape, offset) in json.loads(os.pread(fd, length, start)).items():
         dt = np.dtype(dtype)
         count = int(np.prod(shape, dtype=np.int64)) if shape else 1
         if offset + count * dt.itemsize > size:
             raise ValueError(f"{k}: truncated")
-        out[k] = np.frombuffer(mm, dtype=dt, count=count, offset=offset).reshape(shape)
+        out[k] = (dt, tuple(shape), int(offset), count)
     return out
+
+
+def unpack(path: Path, *, read: Collection[str] = ()) -> dict[str, np.ndarray]:
+    """The arrays of a ``pack`` file, as read-only views of one memory map; those named in ``read`` are
+    read into memory instead (still read-only). The header is read, not mapped (see ``READ_WHOLE``)."""
+    with open(path, "rb") as fh:
+        fd = fh.fileno()
+        layout = _layout(fd, os.fstat(fd).st_size)
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        out: dict[str, np.ndarray] = {}
+        for k, (dt, shape, offset, count) in layout.items():
+            if k in read:
+                raw = os.pread(fd, count * dt.itemsize, offset)
+                if len(raw) != count * dt.itemsize:
+                    raise ValueError(f"{k}: truncated")
+                out[k] = np.frombuffer(raw, dtype=dt, count=count).reshape(shape)
+            else:
+                out[k] = np.frombuffer(mm, dtype=dt, count=count, offset=offset).reshape(shape)
+    return out
+
+
+def last_value(path: Path, name: str) -> int:
+    """The last element of one array of a ``pack`` file, read with pread, not through a map."""
+    with open(path, "rb") as fh:
+        fd = fh.fileno()
+        dt, _, offset, count = _layout(fd, os.fstat(fd).st_size)[name]
+        if not count:
+            raise ValueError(f"{name}: empty")
+        raw = os.pread(fd, dt.itemsize, offset + (count - 1) * dt.itemsize)
+    return int(np.frombuffer(raw, dtype=dt)[0])
 
 
 def _aligned(n: int) -> int:
@@ -406,10 +441,11 @@ class Segment:
         try:
             # Plain ndarray views of one map: the same pages, without np.memmap's per-slice Python hooks,
             # which cost more than the lookups themselves in a search's few hundred postings reads.
-            arr = unpack(folder / "arrays.bin")
+            arr = unpack(folder / "arrays.bin", read=READ_WHOLE)
             missing = [a for a in ARRAYS if a not in arr]
             if missing:
                 raise ValueError(f"no {missing[0]} array")
+            ends = last_value(folder / "arrays.bin", "offsets") if len(arr["offsets"]) else None
             with open(folder / "chunks.bin", "rb") as fh:
                 size = os.fstat(fh.fileno()).st_size
                 self._blob: mmap.mmap | bytes = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
@@ -444,7 +480,7 @@ class Segment:
             or self.marks.shape[0] != n
             or len(self.offsets) != len(self.keys) + 1
             or len(self.docs) != len(self.tfs)
-            or (len(self.offsets) and int(self.offsets[-1]) != len(self.docs))
+            or (ends is not None and ends != len(self.docs))
             or len(self.dkeys) != len(self.dchunks)
         ):
             raise CacheError(f"segment {folder.name} is inconsistent", folder)
