@@ -826,3 +826,42 @@ def test_a_generation_that_only_renewed_stamps_keeps_the_open_corpus(tmp_path: P
     index.refresh()
     assert index.corpus is not before
     assert "now_really_changed" in [s for r in index.search("now really changed") for s in r.chunk.symbols]
+
+
+def test_a_segments_recorded_sums_are_those_of_its_files(tmp_path: Path) -> None:
+    """``persist`` takes each file's digest as it writes it (not by reading it back): the manifest's sums
+    must still be what ``verify`` finds on disk, and a failed fsync must fail the write whole."""
+    from codepith.store import segment as seg
+
+    rng = np.random.default_rng(3)
+    n = 40
+    kw = {
+        "vectors": rng.standard_normal((n, 8)).astype(np.float32),
+        "lengths": rng.random(n).astype(np.float32),
+        "marks": np.zeros(n, np.uint8),
+        "postings": (
+            rng.integers(0, 2**63, 3 * n, dtype=np.uint64),
+            np.repeat(np.arange(n), 3),
+            rng.integers(1, 5, 3 * n),
+        ),
+        "defs": (rng.integers(0, 2**63, n, dtype=np.uint64), np.arange(n)),
+        "blobs": [rng.bytes(int(k)) for k in rng.integers(0, 3000, n)],
+    }
+    for compact in (False, True):
+        name, sums = seg.persist(tmp_path, compact=compact, **kw)  # type: ignore[arg-type]
+        for fname in seg.FILES:
+            path = tmp_path / name / fname
+            assert sums[fname] == [path.stat().st_size, seg._digest_file(path)]
+        assert seg.verify(tmp_path / name, sums, full=True) is None
+        assert (tmp_path / name / "chunks.bin").read_bytes() == b"".join(kw["blobs"])  # type: ignore[arg-type]
+
+    def broken(path: Path) -> None:
+        if path.name == "chunks.bin":
+            raise OSError(5, "Input/output error")
+
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(seg, "_fsync_file", broken)
+        with pytest.raises(OSError):
+            seg.persist(tmp_path, **kw)  # type: ignore[arg-type]
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing half-written is left

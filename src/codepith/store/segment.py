@@ -34,7 +34,7 @@ import os
 import shutil
 import uuid
 import zlib
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -281,9 +281,11 @@ def persist(
     tmp = folder / f".tmp-{name}"
     tmp.mkdir(parents=True)
     try:
+        chunks_digest = hashlib.blake2b(digest_size=16)
         with open(tmp / "chunks.bin", "wb") as fh:
             for blob in blobs:
                 fh.write(blob)
+                chunks_digest.update(blob)
         p_keys, p_docs, p_tfs = postings
         tf_dtype = np.uint16 if not len(p_tfs) or int(p_tfs.max()) <= 65535 else np.uint32
         keys, offsets, docs, tfs = _csr(p_keys, p_docs.astype(np.uint16), p_tfs.astype(tf_dtype))
@@ -309,12 +311,11 @@ def persist(
             hdims = head_dims(codes)
             arrays["hdims"] = hdims
             arrays["head"] = codes[:, hdims.astype(np.intp)]  # a copy; pack writes it contiguous
-        pack(tmp / "arrays.bin", arrays)
-        sums: dict[str, list[object]] = {}
+        # each file's digest is taken as it is written, not by reading it back
+        digests = {"arrays.bin": pack(tmp / "arrays.bin", arrays), "chunks.bin": chunks_digest.hexdigest()}
         for fname in FILES:
-            path = tmp / fname
-            _fsync_file(path)
-            sums[fname] = [path.stat().st_size, _digest_file(path)]
+            _fsync_file(tmp / fname)
+        sums: dict[str, list[object]] = {f: [(tmp / f).stat().st_size, digests[f]] for f in FILES}
         os.replace(tmp, folder / name)
         dfd = os.open(folder, os.O_RDONLY)
         try:
@@ -327,9 +328,9 @@ def persist(
         raise
 
 
-def pack(path: Path, arrays: dict[str, np.ndarray]) -> None:
+def pack(path: Path, arrays: dict[str, np.ndarray]) -> str:
     """Write ``arrays`` to one file: magic, header length (8 bytes), JSON header, then each array's bytes
-    (C order) at a 64-byte boundary."""
+    (C order) at a 64-byte boundary. Returns the file's digest (``_digest_file``'s), taken as it is written."""
     parts = {k: np.ascontiguousarray(a) for k, a in arrays.items()}
 
     def header_for(offsets: dict[str, int]) -> bytes:
@@ -344,11 +345,22 @@ def pack(path: Path, arrays: dict[str, np.ndarray]) -> None:
         offsets[k] = at
         at = _aligned(at + a.nbytes)
     header = header_for(offsets).ljust(reserved)
+    digest = hashlib.blake2b(digest_size=16)
     with open(path, "wb") as fh:
-        fh.write(_MAGIC + len(header).to_bytes(8, "little") + header)
-        for k, a in parts.items():
-            fh.write(b"\0" * (offsets[k] - fh.tell()))
-            fh.write(a.tobytes())
+        for data in _packed(_MAGIC + len(header).to_bytes(8, "little") + header, parts, offsets):
+            fh.write(data)
+            digest.update(data)
+    return digest.hexdigest()
+
+
+def _packed(head: bytes, parts: dict[str, np.ndarray], offsets: dict[str, int]) -> Iterator[bytes | memoryview]:
+    """The bytes of a ``pack`` file in order: the head, then each array after its padding."""
+    yield head
+    at = len(head)
+    for k, a in parts.items():
+        yield b"\0" * (offsets[k] - at)
+        yield a.reshape(-1).view(np.uint8).data
+        at = offsets[k] + a.nbytes
 
 
 # Arrays a segment reads whole on opening (or in every scan) and that are a few bytes a chunk: read into memory
