@@ -391,14 +391,25 @@ def _layout(fd: int, size: int) -> dict[str, tuple[np.dtype, tuple[int, ...], in
     return out
 
 
-def unpack(path: Path, *, read: Collection[str] = ()) -> dict[str, np.ndarray]:
-    """The arrays of a ``pack`` file, as read-only views of one memory map; those named in ``read`` are
-    read into memory instead (still read-only). The header is read, not mapped (see ``READ_WHOLE``)."""
+@dataclass(frozen=True)
+class Packed:
+    """A ``pack`` file opened: its arrays (views of one map, or read into memory), and the last element of
+    the (integer) arrays asked for, read with pread."""
+
+    arrays: dict[str, np.ndarray]
+    last: dict[str, int]
+
+
+def open_packed(path: Path, *, read: Collection[str] = (), last: Collection[str] = ()) -> Packed:
+    """Open a ``pack`` file: arrays named in ``read`` are read into memory (still read-only), the others
+    mapped; the header, and the last element of each array named in ``last`` (one that has any), are read
+    with pread, not through the map (see ``READ_WHOLE``)."""
     with open(path, "rb") as fh:
         fd = fh.fileno()
         layout = _layout(fd, os.fstat(fd).st_size)
         mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
         out: dict[str, np.ndarray] = {}
+        ends: dict[str, int] = {}
         for k, (dt, shape, offset, count) in layout.items():
             if k in read:
                 raw = os.pread(fd, count * dt.itemsize, offset)
@@ -407,18 +418,17 @@ def unpack(path: Path, *, read: Collection[str] = ()) -> dict[str, np.ndarray]:
                 out[k] = np.frombuffer(raw, dtype=dt, count=count).reshape(shape)
             else:
                 out[k] = np.frombuffer(mm, dtype=dt, count=count, offset=offset).reshape(shape)
-    return out
+            if k in last and count:
+                raw = os.pread(fd, dt.itemsize, offset + (count - 1) * dt.itemsize)
+                if len(raw) != dt.itemsize:
+                    raise ValueError(f"{k}: truncated")
+                ends[k] = int(np.frombuffer(raw, dtype=dt)[0])
+    return Packed(out, ends)
 
 
-def last_value(path: Path, name: str) -> int:
-    """The last element of one array of a ``pack`` file, read with pread, not through a map."""
-    with open(path, "rb") as fh:
-        fd = fh.fileno()
-        dt, _, offset, count = _layout(fd, os.fstat(fd).st_size)[name]
-        if not count:
-            raise ValueError(f"{name}: empty")
-        raw = os.pread(fd, dt.itemsize, offset + (count - 1) * dt.itemsize)
-    return int(np.frombuffer(raw, dtype=dt)[0])
+def unpack(path: Path, *, read: Collection[str] = ()) -> dict[str, np.ndarray]:
+    """The arrays of a ``pack`` file (``open_packed``)."""
+    return open_packed(path, read=read).arrays
 
 
 def _aligned(n: int) -> int:
@@ -453,11 +463,12 @@ class Segment:
         try:
             # Plain ndarray views of one map: the same pages, without np.memmap's per-slice Python hooks,
             # which cost more than the lookups themselves in a search's few hundred postings reads.
-            arr = unpack(folder / "arrays.bin", read=READ_WHOLE)
+            packed = open_packed(folder / "arrays.bin", read=READ_WHOLE, last=("offsets",))
+            arr = packed.arrays
             missing = [a for a in ARRAYS if a not in arr]
             if missing:
                 raise ValueError(f"no {missing[0]} array")
-            ends = last_value(folder / "arrays.bin", "offsets") if len(arr["offsets"]) else None
+            ends = packed.last.get("offsets")
             with open(folder / "chunks.bin", "rb") as fh:
                 size = os.fstat(fh.fileno()).st_size
                 self._blob: mmap.mmap | bytes = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
