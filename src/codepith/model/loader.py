@@ -743,10 +743,7 @@ def silent_ids(spec: dict[str, Any]) -> frozenset[int]:
 
 
 def _is_mark(ch: str) -> bool:
-    code = ord(ch)
-    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
-        return True
-    return unicodedata.category(ch).startswith("P")
+    return ord(ch) in _BERT_PUNCTUATION or unicodedata.category(ch).startswith("P")
 
 
 def _unk_id(tokenizer: Any, spec: dict[str, Any]) -> int | None:

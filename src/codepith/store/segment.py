@@ -174,8 +174,13 @@ def _fsync_file(path: Path) -> None:
         os.close(fd)
 
 
+def _hasher() -> hashlib.blake2b:
+    """The digest a segment's sums record: the writer (``persist``, ``pack``) and ``verify`` must agree."""
+    return hashlib.blake2b(digest_size=16)
+
+
 def _digest_file(path: Path) -> str:
-    h = hashlib.blake2b(digest_size=16)
+    h = _hasher()
     with open(path, "rb") as fh:
         while block := fh.read(1 << 20):
             h.update(block)
@@ -281,7 +286,7 @@ def persist(
     tmp = folder / f".tmp-{name}"
     tmp.mkdir(parents=True)
     try:
-        chunks_digest = hashlib.blake2b(digest_size=16)
+        chunks_digest = _hasher()
         with open(tmp / "chunks.bin", "wb") as fh:
             for blob in blobs:
                 fh.write(blob)
@@ -345,7 +350,7 @@ def pack(path: Path, arrays: dict[str, np.ndarray]) -> str:
         offsets[k] = at
         at = _aligned(at + a.nbytes)
     header = header_for(offsets).ljust(reserved)
-    digest = hashlib.blake2b(digest_size=16)
+    digest = _hasher()
     with open(path, "wb") as fh:
         for data in _packed(_MAGIC + len(header).to_bytes(8, "little") + header, parts, offsets):
             fh.write(data)
