@@ -368,6 +368,33 @@ def test_one_word_query_finds_its_definition(tmp_path: Path, model, monkeypatch)
     assert _files(index.search("backoff", top_k=3))[0] != "app/policy.py"
 
 
+def test_a_one_letter_name_finds_its_definition(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``g`` gives BM25 nothing (one letter is not indexed) and the dense side nothing useful: the chunk
+    that binds the name is the answer, though retrieval never found it."""
+    from codepith.search import engine
+
+    helpers = "\n\n".join(
+        f'def helper_{i}(g_value, *args, **kwargs):\n    """Call g with the arguments."""\n'
+        f"    kwargs.get('g', {i})\n    return g_value(*args, **kwargs)\n"
+        for i in range(60)
+    )
+    write(
+        tmp_path,
+        {
+            "app/helpers.py": helpers,
+            "app/testing.py": helpers.replace("helper_", "client_"),
+            "app/views.py": helpers.replace("helper_", "view_"),
+            "app/globals.py": "from app.proxy import LocalProxy\n\n_cv = ContextVar('app.context')\n"
+            "g = LocalProxy(_cv, 'g', unbound_message='Working outside of the application context.')\n"
+            "request = LocalProxy(_cv, 'request')\n",
+        },
+    )
+    index = codepith.Index.from_path(tmp_path, model=model)
+    assert _files(index.search("g", top_k=3))[0] == "app/globals.py"
+    monkeypatch.setattr(engine, "UNINDEXED_WORD", engine.ONE_WORD)
+    assert _files(index.search("g", top_k=3))[0] != "app/globals.py"
+
+
 def test_interfaces_and_facades_rank_below_the_implementation(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from codepith.chunks.marks import is_declaration
     from codepith.search import engine

@@ -41,6 +41,9 @@ NAMED_WIRING = True  # ... unless the query names its file (websockets.py re-exp
 QUALIFIED = 1.5  # ... and half again when it lives in the class/module/file the query qualifies it with
 DECLARATION = 0.7  # an interface or a facade declares what some other file implements
 ONE_WORD = 1.0  # a one-word query the corpus defines by that exact name: its definition gains this many top scores
+# ... a word too short to index (``g``, ``z``, ``t``): retrieval has only the dense side, which knows nothing of one
+# letter, so its definition is all the evidence there is, as for a symbol
+UNINDEXED_WORD = DEFINITION
 SATURATION = 0.5  # each further chunk from an already-listed file counts this much less
 COMPANION = 0.8  # the other half of a top file's unit (foo.h / foo.cpp) rises to this share of its score
 COMPANION_FILES = 5  # ... for the first this many files
@@ -359,7 +362,8 @@ def search(
             names = _named_symbols(corpus, query)
             word = _one_word_name(corpus, query) if ONE_WORD else None
             if word:
-                _boost_definitions(corpus, query, [word], scores, top * ONE_WORD, file_of)
+                unit = top * (ONE_WORD if query.terms else UNINDEXED_WORD)
+                _boost_definitions(corpus, query, [word], scores, unit, file_of)
             if names:
                 unit = top * (DEFINITION if query.symbol_like else EMBEDDED_DEFINITION)
                 _boost_definitions(corpus, query, names, scores, unit, file_of)
