@@ -482,3 +482,21 @@ def test_a_server_started_in_the_filesystem_root_without_path_reaches_nothing(tm
             assert reply["result"]["isError"] and reply["result"]["content"][0]["text"].startswith("refused:")
     finally:
         raw.close()
+
+
+@pytest.mark.parametrize("argv", [[""], [" "], ["{repo}", "--allow", ""]])
+def test_an_empty_path_or_allow_never_names_the_working_folder(tmp_path: Path, argv: list[str]) -> None:
+    """An unset variable in a client's config (``["mcp", "$WORKSPACE"]``) gives ''; in / that was the
+    whole file system."""
+    repo = make_repo(tmp_path / "repo")
+    proc = subprocess.run(
+        [sys.executable, "-m", "codepith.surfaces.cli", "mcp", *[a.format(repo=repo) for a in argv]],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        env={**os.environ, **server_env()},
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "empty PATH" in one_line_error(proc)

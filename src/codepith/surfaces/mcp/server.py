@@ -41,6 +41,10 @@ def serve(
     logging.captureWarnings(True)  # warnings reach stderr through logging, never stdout
     cwd = Path(os.getcwd()).resolve()
     items = [paths] if isinstance(paths, str) else list(paths or [])
+    # An empty PATH or --allow ('', or an unset $VAR in a client's config) would name the working folder,
+    # which may be / or the home folder: those are reached only by naming them.
+    if any(not i.strip() for i in [*items, *(allow or [])]):
+        raise CodepithError("an empty PATH or --allow folder; name each folder the server may read")
     folders: list[Path] = []
     for item in items:
         if looks_like_url(item):
