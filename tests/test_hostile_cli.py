@@ -152,6 +152,26 @@ def test_long_queries_are_cut_with_a_note_and_cost_bounded_time(tmp_path: Path) 
     assert len(bound_query(one_word)[0]) == MAX_QUERY_CHARS  # no space to cut at: cut mid-word
 
 
+def test_a_huge_query_reaches_no_step_of_a_search_uncut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search cut the query, but the packet's evidence scan and the confidence check were given it
+    whole: a 9 MB query of calls took 23 s over MCP where the JSON reply took 0.2."""
+    from codepith.output import packets
+    from codepith.search import query as query_module
+    from codepith.service.tools import ToolService
+
+    root = tmp_path / "repo"
+    write(root, {"billing.py": "def compute_invoice_total(items):\n    return sum(items)\n"})
+    seen: list[int] = []
+    gather, parse = packets.gather, query_module.parse_query
+    monkeypatch.setattr(packets, "gather", lambda q: seen.append(len(q)) or gather(q))
+    monkeypatch.setattr(query_module, "parse_query", lambda q: seen.append(len(q)) or parse(q))
+    huge = "compute_invoice_total(items) " * (3 * MAX_QUERY_CHARS // 29)
+    service = ToolService(root)
+    text = service.search(huge, top_k=3, max_chars=2000)
+    assert text.startswith("note: query cut to its first") and "billing.py" in text
+    assert seen and max(seen) <= MAX_QUERY_CHARS, seen
+
+
 def test_clear_on_a_cache_path_that_is_a_file(tmp_path: Path) -> None:
     cache = tmp_path / "cache-file"
     cache.write_text("not a folder\n")

@@ -453,6 +453,7 @@ class Index:
         """How much to trust a search for ``query`` (see ``Confidence``); cheap next to the search."""
         from codepith.search.query import parse_query
 
+        query = bound_query(query)[0]  # judged on what was searched, at the search's bounded cost
         corpus = self.corpus
         parsed = parse_query(query)
         total = max(len(corpus), 1)

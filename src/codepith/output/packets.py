@@ -22,6 +22,7 @@ from codepith.chunks.lines import numbered_lines
 from codepith.index.tokens import tokenize
 from codepith.output.evidence import ANCHOR, Evidence, gather, line_rarity
 from codepith.output.names import show_name
+from codepith.search.query import bound_query
 from codepith.search.result import SearchResult
 from codepith.structure.definitions import Definition
 
@@ -540,6 +541,7 @@ def render_packet(
     """
     if max_chars <= 0:
         return ""
+    query = bound_query(query)[0]  # what was searched: a 10 MB query costs its evidence scan no more than that
     head = "".join(f"note: {n}\n" if not n.startswith(" ") else f"{n}\n" for n in notes)
     if not results:
         shown = query if len(query) <= 200 else query[:200] + "..."
