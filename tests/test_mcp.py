@@ -441,6 +441,15 @@ def test_undecodable_file_names_survive_the_wire(repo: Path) -> None:
             assert "exchange_rate_lookup" in snippet
             related = await ok(s, "find_related", {"file_path": "shop/caf\\xe9_rates.py", "line": 1})
             assert "FILE " in related
+            for tool, args in (
+                ("search", {"query": "exchange_rate_lookup"}),
+                ("find_related", {"file_path": "shop/app.py", "line": 1}),
+            ):
+                hits = json.loads(await ok(s, tool, {**args, "format": "json"}))  # valid JSON, the name in it
+                paths = [h["file_path"] for h in hits]
+                assert "shop/caf\\xe9_rates.py" in paths, paths
+                again = await ok(s, "read_snippet", {"path": "shop/caf\\xe9_rates.py", "start_line": 1, "end_line": 1})
+                assert "exchange_rate_lookup" in again
 
     run(scenario)
 

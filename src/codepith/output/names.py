@@ -34,3 +34,11 @@ def shell_path(path: str) -> str:
         return shlex.quote(path)
     body = _CONTROL.sub(lambda m: _escape(m.group()), path.replace("\\", "\\\\").replace("'", "\\'"))
     return f"$'{body}'"
+
+
+def show_bytes(text: str) -> str:
+    """``text`` with the lone surrogates that stand for undecodable bytes (file names, surrogateescape)
+    shown as ``\\xNN``: JSON and UTF-8 cannot carry them, and the MCP tools map that spelling back."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -30,8 +30,16 @@ JSON_OFF = -1  # ... or this: reply with a packet
 def _json_reply(results: list[SearchResult], lines: JsonLines) -> str:
     """csp's flat JSON contract: a list of ``{file_path, start_line, end_line, score, content?}``."""
     from codepith.output.jsonfmt import result_to_dict
+    from codepith.output.names import show_bytes
 
-    return json.dumps([result_to_dict(r, max_snippet_lines=lines) for r in results], ensure_ascii=False)
+    # Undecodable bytes of a file name are spelt \xNN inside the values (escaped by json.dumps as any
+    # backslash is), not in the dumped text, where that spelling is not JSON.
+    hits = [result_to_dict(r, max_snippet_lines=lines) for r in results]
+    for hit in hits:
+        for key, value in hit.items():
+            if isinstance(value, str):
+                hit[key] = show_bytes(value)
+    return json.dumps(hits, ensure_ascii=False)
 
 
 def _record(call: str, results: int, text: str, source: Callable[[], int]) -> None:

@@ -8,15 +8,14 @@ import select
 import threading
 import time
 
+from codepith.output.names import show_bytes
 from codepith.surfaces.mcp.guard import check_line
 
 
 def wire_text(text: str) -> str:
-    """JSON cannot carry the lone surrogates that stand for undecodable bytes in file names; show
-    them as ``\\xNN`` (read_snippet maps that spelling back), everything else unchanged."""
-    if text.isascii():
-        return text
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """A reply as the wire carries it: undecodable bytes as ``\\xNN`` (``show_bytes``), which
+    read_snippet maps back; a JSON reply has had this done to its values already."""
+    return show_bytes(text)
 
 
 def from_wire_path(path: str) -> str:
