@@ -18,6 +18,7 @@ from codepith.index import build
 from codepith.index.corpus import Corpus, CorpusPart
 from codepith.store.view import View
 
+FRESH = "def brand_new_feature():\n    return 1\n"
 TREE = {
     "app/core.py": "def core_entry():\n    return 1\n",
     "app/util.py": "def util_helper(x):\n    return x * 2\n",
@@ -264,6 +265,37 @@ def test_a_root_that_went_away_is_said_so_watched_or_not(tmp_path: Path, model, 
             index.search("core exit")
         (tmp_path / "moved").rename(tmp_path / "repo")
         assert index.search("core exit")
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("how", ["made-again", "replaced", "gone-then-back"])
+def test_a_root_deleted_and_made_again_is_watched_again(tmp_path: Path, model, how: str) -> None:  # type: ignore[no-untyped-def]
+    """A watch follows the folder, not its name: the root removed and made again (a checkout recreated,
+    ``rm -rf && cp -r``) was watched by nobody, so the index kept its old files for good."""
+    from codepith.errors import PathError
+
+    root = tmp_path / "repo"
+    write(root, TREE)
+    index = codepith.Index.from_path(root, model=model, watch=True, use_cache=False)
+    try:
+        assert index.watching and "util_helper" in _symbols(index, "util helper")
+        if how == "replaced":
+            root.rename(tmp_path / "old")
+        else:
+            shutil.rmtree(root)
+        if how == "gone-then-back":
+            with pytest.raises(PathError, match="no such folder"):
+                index.search("util helper")
+        write(root, {**{k: v for k, v in TREE.items() if k != "app/util.py"}, "app/fresh.py": FRESH})
+        index.refresh()
+        assert "brand_new_feature" in _symbols(index, "brand new feature")
+        assert "util_helper" not in _symbols(index, "util helper")
+        assert _state(index) == _state(_full(root, model))
+        (root / "app/core.py").write_text("def core_after_remake():\n    return 9\n")  # watched again
+        stats = index.refresh()[0]
+        assert index.watching and not stats.walked and stats.changed == 1
+        assert "core_after_remake" in _symbols(index, "core after remake")
     finally:
         index.close()
 

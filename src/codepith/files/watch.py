@@ -48,6 +48,7 @@ class TreeWatcher:
         self._barriers = 0
         self._restarts = 0
         self._pid = os.getpid()
+        self._lost_root = False  # the root itself was removed or moved away: its watch went with it
 
     def start(self) -> bool:
         """Begin watching; False (and a logged reason) when the platform's watcher is unavailable.
@@ -77,9 +78,18 @@ class TreeWatcher:
             return None  # what moved between the fork and this fresh watcher: the caller's check finds it
         with self._lock:
             if self._notify is None:
+                if self._lost_root:
+                    self._rewatch()  # a root made again: watched from here, checked this once
                 return None
             try:
-                return self._drain()
+                moved = self._drain()
+                if self._lost_root:
+                    # A watch follows the folder, not its name: a root deleted and made again (or moved away
+                    # and replaced) is watched by nobody. A fresh backend watches whatever is there now, and
+                    # this look checks the tree; with no root yet, the next look tries again.
+                    self._rewatch()
+                    return None
+                return moved
             except KeyboardInterrupt:
                 self.close()  # the events drained so far are lost: no longer vouch for the tree
                 raise
@@ -94,16 +104,27 @@ class TreeWatcher:
                 self.close()
                 return None
 
-    def _open(self) -> bool:
-        """A new backend watching the root and the sentinel folder (the old one, if any, closed)."""
-        from watchfiles._rust_notify import RustNotify
+    def _rewatch(self) -> None:
+        """After the root itself went: a backend on the folder now at its path, or none until there is
+        one (the backend does not fail on a missing path; it would watch nothing)."""
+        if os.path.isdir(self.root) and self._open():
+            self._lost_root = False
+        else:
+            self._drop()
 
+    def _drop(self) -> None:
         old, self._notify = self._notify, None
         if old is not None:
             try:
                 old.close()
             except Exception:  # noqa: BLE001, S110 - broken already
                 pass
+
+    def _open(self) -> bool:
+        """A new backend watching the root and the sentinel folder (the old one, if any, closed)."""
+        from watchfiles._rust_notify import RustNotify
+
+        self._drop()
         if self._folder is None:
             return False
         try:
@@ -137,6 +158,8 @@ class TreeWatcher:
             for _, path in got:
                 if path == self._sentinel:
                     through = True
+                elif path == self.root:
+                    self._lost_root = True
                 elif path.startswith(self._prefix) and not lossy:
                     moved.add(path[len(self._prefix) :].replace(os.sep, "/"))
                     if "\ufffd" in path:
