@@ -8,9 +8,9 @@ the files a map had no room for).
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Callable, Sequence
 
+from codepith.output.names import shell_path, show_name
 from codepith.structure.definitions import Definition
 from codepith.structure.outline import FileOutline, MapEntry, RepoMap
 
@@ -21,7 +21,7 @@ DEFAULT_MAX_CHARS = 4000  # about aider's default map of 1k tokens
 
 
 def cli_outline_call(path: str) -> str:
-    return f"codepith outline {shlex.quote(path)}"
+    return f"codepith outline {shell_path(path)}"
 
 
 def mcp_outline_call(path: str) -> str:
@@ -54,11 +54,10 @@ def _fit(lines: Sequence[str], max_chars: int) -> str:
 def render_file_outline(outline: FileOutline, *, max_chars: int, read_call: ReadCall) -> str:
     """Every definition, nested by indentation, in line order; when over budget, shallower ones first."""
     defs = outline.definitions
-    head = f"OUTLINE {outline.path}  {len(defs)} definitions"
+    head = f"OUTLINE {show_name(outline.path)}  {len(defs)} definitions"
     if not defs:
-        return _fit(
-            [f"OUTLINE {outline.path}  no definitions found ({outline.language or 'unknown language'})"], max_chars
-        )
+        language = outline.language or "unknown language"
+        return _fit([f"OUTLINE {show_name(outline.path)}  no definitions found ({language})"], max_chars)
     rows = [_row(d, d.depth) for d in defs]
     order = sorted(range(len(defs)), key=lambda i: (defs[i].depth, defs[i].line))
     chosen: set[int] = set()
@@ -88,11 +87,11 @@ def _file_trailer(path: str, omitted: Sequence[Definition], read_call: ReadCall)
 def render_repo_map(repo_map: RepoMap, *, max_chars: int, outline_call: OutlineCall, read_call: ReadCall) -> str:
     """The best-ranked definitions grouped under their files (files in rank order, rows by line)."""
     if not repo_map.entries:
-        return _fit([f"MAP {repo_map.scope}  no definitions found"], max_chars)
+        return _fit([f"MAP {_scope(repo_map)}  no definitions found"], max_chars)
     chosen: list[MapEntry] = []
     files: dict[str, list[MapEntry]] = {}
     head_for = lambda shown: (  # noqa: E731
-        f"MAP {repo_map.scope}  {shown} of {repo_map.names} definitions in {repo_map.files} files, "
+        f"MAP {_scope(repo_map)}  {shown} of {repo_map.names} definitions in {repo_map.files} files, "
         "most referenced first"
     )
     used = len(head_for(repo_map.names)) + 1
@@ -100,7 +99,7 @@ def render_repo_map(repo_map: RepoMap, *, max_chars: int, outline_call: OutlineC
     longest = max(entries, key=lambda e: len(e.path))
     reserve = len(_map_trailer(repo_map, 0, [longest], outline_call)) + 1
     for entry in entries:
-        cost = len(_row(entry.definition, 1)) + 1 + (0 if entry.path in files else len(entry.path) + 1)
+        cost = len(_row(entry.definition, 1)) + 1 + (0 if entry.path in files else len(show_name(entry.path)) + 1)
         if used + cost + reserve <= max_chars + 1:
             used += cost
             chosen.append(entry)
@@ -110,7 +109,7 @@ def render_repo_map(repo_map: RepoMap, *, max_chars: int, outline_call: OutlineC
     shown = len({(e.path, e.definition.name) for e in chosen})
     out = [head_for(shown)]
     for path, items in files.items():
-        out.append(path)
+        out.append(show_name(path))  # a name holding a newline must not forge a row
         out.extend(_row(e.definition, 1) for e in sorted(items, key=lambda e: e.definition.line))
     if shown < repo_map.names:
         left = [e for e in entries if e not in chosen]
@@ -119,6 +118,10 @@ def render_repo_map(repo_map: RepoMap, *, max_chars: int, outline_call: OutlineC
         first = entries[0]
         out.append(read_call(first.path, first.definition.start_line, first.definition.start_line))
     return _fit(out, max_chars)
+
+
+def _scope(repo_map: RepoMap) -> str:
+    return show_name(repo_map.scope) or "."
 
 
 def _map_trailer(repo_map: RepoMap, shown: int, left: Sequence[MapEntry], outline_call: OutlineCall) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codepith.errors import CodepithError, PathError
+from codepith.files.ignore import NEVER_OPENED_DIRS
 from codepith.files.read import bom_encoding
 from codepith.files.secrets import SecretScanner, secret_name
 from codepith.output.names import shell_path, show_name
@@ -184,15 +185,21 @@ def read_lines(
     if max_chars < MIN_MAX_CHARS:
         raise CodepithError(f"max_chars must be at least {MIN_MAX_CHARS}, got {max_chars}")
     target, rel = resolve_inside(root, path)
-    if not target.exists():
-        raise PathError(f"no such file: {show_name(path)}")
-    if target.is_dir():
-        raise PathError(f"{show_name(path)} is a folder, not a file")
-    if not target.is_file():
-        raise PathError(f"{show_name(path)} is not a regular file")
+    inside = NEVER_OPENED_DIRS.intersection(rel.split("/"))
+    if inside:  # .git/config holds remote URLs with tokens, hooks, packed refs: never indexed, never shown
+        raise CodepithError(f"refused: {show_name(path)} is inside {min(inside)}/; codepith never shows it")
+    try:
+        if not target.exists():
+            raise PathError(f"no such file: {show_name(path)}")
+        if target.is_dir():
+            raise PathError(f"{show_name(path)} is a folder, not a file")
+        if not target.is_file():
+            raise PathError(f"{show_name(path)} is not a regular file")
+        size = target.stat().st_size
+    except OSError as err:  # a name too long, a folder it cannot enter
+        raise PathError(f"cannot read {show_name(path)}: {err.strerror or err}") from err
     if secret_name(rel.rpartition("/")[2]):  # the real name: a link to .env is refused too
         raise _refuse_secret(show_name(path), "by its name")
-    size = target.stat().st_size
     last_wanted = min(end, start + max_lines - 1)
     width = max(4, len(str(last_wanted)))
     # the header and the notes under the lines, with room for long names and read calls

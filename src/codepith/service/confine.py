@@ -68,7 +68,10 @@ class Roots:
         if any(real == root or root in real.parents for root in self.allowed):
             return real
         shown = ", ".join(str(r) for r in self.allowed) or "none"
+        name = show_name(os.fspath(path))
+        if os.path.abspath(os.fspath(path)) != str(real):  # a link (or ..) that leads elsewhere: say where
+            name += f" (it leads to {show_name(str(real))})"
         raise OutsideRootsError(
-            f"refused: {show_name(os.fspath(path))} is outside the folders this server may read ({shown}); "
+            f"refused: {name} is outside the folders this server may read ({shown}); "
             "the operator can add it with --allow DIR"
         )

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from codepith.errors import CodepithError, PathError
+from codepith.output.names import show_name
 from codepith.service.confine import Roots
 
 if TYPE_CHECKING:
@@ -318,16 +319,23 @@ def resolve_repo(
 
 
 def _local(text: str, base: Path, roots: Roots | None = None) -> Path:
-    p = Path(text).expanduser()
+    shown = show_name(text if len(text) <= 200 else text[:200] + "...")
+    if "\x00" in text:
+        raise PathError(f"not a folder path (it holds a NUL character): {shown}")
+    # os.path's expanduser leaves ``~nobody`` as it is (Path's raises); it is then a name like any other
+    p = Path(os.path.expanduser(text))
     if not p.is_absolute():
         p = base / p
-    if roots is not None:
-        roots.check(p)  # before anything is looked at: not even existence leaks out
-    if not p.exists():
-        raise PathError(f"unknown repository: no such folder {text}")
-    if not p.is_dir():
-        raise PathError(f"not a folder: {text} (give the repository folder)")
-    return p.resolve()
+    try:
+        if roots is not None:
+            roots.check(p)  # before anything is looked at: not even existence leaks out
+        if not p.exists():
+            raise PathError(f"unknown repository: no such folder {shown}")
+        if not p.is_dir():
+            raise PathError(f"not a folder: {shown} (give the repository folder)")
+        return p.resolve()
+    except OSError as exc:  # a name too long, a folder that cannot be entered
+        raise PathError(f"cannot open the folder {shown}: {exc.strerror or exc}") from None
 
 
 @dataclass

@@ -19,14 +19,21 @@ def check_args(name: str, args: dict[str, Any]) -> None:
             raise CodepithError(f"{name}: missing required argument {key!r}")
 
 
+_HUGE = 10**18  # beyond any count, line or budget an argument can mean
+
+
 def get_int(args: dict[str, Any], key: str, default: int | None, low: int, high: int | None = None) -> int:
     value = args.get(key, default)
     if isinstance(value, float) and value.is_integer():
-        value = int(value)
+        value = int(value) if abs(value) < _HUGE else _HUGE
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value)
+        # int() of a 5,000-digit string raises (Python's limit), and no argument needs 19 digits
+        digits = value.strip().lstrip("-")
+        value = int(value) if len(digits) <= 18 else _HUGE
     if isinstance(value, bool) or not isinstance(value, int):
-        raise CodepithError(f"{key} must be a whole number, got {value!r}")
+        raise CodepithError(f"{key} must be a whole number, got {str(value)[:40]!r}")
+    if abs(value) >= _HUGE:
+        raise CodepithError(f"{key} is out of range (at least {low}" + (f", at most {high})" if high else ")"))
     if value < low:
         raise CodepithError(f"{key} must be at least {low}, got {value}")
     if high is not None and value > high:

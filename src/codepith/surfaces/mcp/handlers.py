@@ -22,6 +22,8 @@ def _json_lines(args: dict[str, Any]) -> JsonLines:
         if "max_snippet_lines" in args:
             raise CodepithError("max_snippet_lines applies to format='json' only")
         return JSON_OFF
+    if "max_chars" in args:  # not silently ignored: a JSON reply is bounded by top_k and max_snippet_lines
+        raise CodepithError("max_chars applies to format='packet' only; bound a JSON reply with max_snippet_lines")
     return get_snippet_lines(args)
 
 
