@@ -7,6 +7,7 @@ import os
 import re
 import select
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -521,3 +522,20 @@ def test_search_says_when_nothing_matches(repo: Path) -> None:
             assert not found.startswith("no confident match") and "compute_invoice_total" in found
 
     run(scenario)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_the_server_dies_on_sigint_and_sigterm_with_stdin_open(repo: Path, sig: int) -> None:
+    """SIGINT became a KeyboardInterrupt whose shutdown waited on the thread reading stdin: the server
+    answered nothing and lived until the client closed its stdin."""
+    raw = RawServer(repo)
+    try:
+        raw.handshake()
+        reply = raw.request(3, "tools/call", {"name": "search", "arguments": {"query": "invoice total"}})
+        assert not reply["result"]["isError"]
+        raw.proc.send_signal(sig)
+        assert raw.proc.wait(timeout=60) == -sig
+    finally:
+        if raw.proc.poll() is None:
+            raw.proc.kill()
+        raw.proc.communicate(timeout=60)

@@ -87,23 +87,18 @@ def serve(
 
 def _kill_tests_on_signals(kill_all: Callable[[], None]) -> None:
     """A client that terminates the server must not leave a test run behind (nor wait for one): SIGTERM
-    kills the running test groups, then the server dies as SIGTERM would; SIGINT kills them, then
-    interrupts as usual."""
+    or SIGINT kills the running test groups, then the server dies as that signal would. (SIGINT used to
+    become a KeyboardInterrupt: the event loop stopped, and its shutdown then waited on the thread
+    blocked reading stdin, so the server hung, answering nothing, until the client closed stdin.)"""
 
-    def on_term(signum: int, frame: object) -> None:
+    def on_signal(signum: int, frame: object) -> None:
         kill_all()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    def on_int(signum: int, frame: object) -> None:
-        kill_all()
-        signal.signal(signal.SIGINT, previous)
-        os.kill(os.getpid(), signal.SIGINT)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, on_term)
-        previous = signal.getsignal(signal.SIGINT)
-        signal.signal(signal.SIGINT, on_int)
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
 
 
 def _pair(items: list[str], folders: list[Path]) -> list[tuple[str, Path]]:
