@@ -95,6 +95,11 @@ def test_separate_ref_field_and_conflict() -> None:
         ("https://github.com/o/../../etc", "not a repository URL"),
         ("https://github.com/o/r?x=1", "query"),
         ("ext::sh -c touch% /tmp/pwned", "not accepted"),
+        # an agent must not make the server fetch from the operator's network (the metadata service)
+        ("https://169.254.169.254/latest/meta-data", "private address"),
+        ("https://127.0.0.1/o/r", "private address"),
+        ("https://10.1.2.3:8443/o/r", "private address"),
+        ("https://localhost/o/r", "local path"),
     ],
 )
 def test_parse_refuses(text: str, why: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,6 +115,26 @@ def test_parse_refuses(text: str, why: str, monkeypatch: pytest.MonkeyPatch) -> 
 def test_bad_refs_refused(ref: str) -> None:
     with pytest.raises(CodepithError, match="not a valid git ref"):
         check_ref(ref)
+
+
+def test_a_host_name_that_leads_to_a_private_address_is_not_cloned(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import socket
+
+    from codepith.service import repos
+
+    seen: list[str] = []
+
+    def fake_dns(host: str, *args: object, **kw: object) -> list[tuple[object, ...]]:
+        seen.append(host)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.0.0.7", 443))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", fake_dns)
+    monkeypatch.setattr(repos, "_fetch_into", lambda *a: pytest.fail("fetched from a private address"))
+    with pytest.raises(CodepithError, match="private address"):
+        repos.ensure_clone(parse_git_url("https://git.internal.example.com/o/r"), cache=tmp_path)
+    assert seen == ["git.internal.example.com"]
 
 
 def test_looks_like_url() -> None:

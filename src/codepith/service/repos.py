@@ -9,10 +9,12 @@ Heavy modules (the index, numpy, the model) are imported only when an index is f
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -91,6 +93,25 @@ def check_ref(ref: str) -> str:
     return ref
 
 
+def _private_address(host: str) -> bool:
+    """An IP literal that is not a public address (loopback, private, link-local such as the cloud
+    metadata service at 169.254.169.254, reserved): an agent must not make the server fetch from the
+    operator's own network."""
+    try:
+        return not ipaddress.ip_address(host).is_global
+    except ValueError:
+        return False
+
+
+def _resolves_privately(host: str) -> bool:
+    """Whether a host name leads to such an address (``localtest.me``, an internal DNS name)."""
+    try:
+        infos = socket.getaddrinfo(host, 443, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return False  # unresolvable: git says so itself
+    return any(_private_address(str(info[4][0])) for info in infos)
+
+
 def parse_git_url(text: str, ref: str | None = None) -> GitSource:
     """Validate a repository URL: ``https://host/owner/repo(.git)`` with an optional ``@ref`` suffix.
 
@@ -118,8 +139,10 @@ def parse_git_url(text: str, ref: str | None = None) -> GitSource:
             raise CodepithError("URLs with credentials are not accepted; give a public https:// URL")
         host = parts.netloc
         name = host.split(":")[0]
-        if not _HOST_RE.match(host) or ("." not in name and name != "localhost"):
+        if not _HOST_RE.match(host) or "." not in name:
             raise CodepithError(f"not a repository URL: {raw} (a local path? give the folder itself)")
+        if _private_address(name):
+            raise CodepithError(f"refused: {name} is a local or private address; only public https:// URLs are cloned")
         path = parts.path
         if parts.query or parts.fragment:
             raise CodepithError(f"URLs with ?query or #fragment are not accepted: {raw}")
@@ -254,6 +277,9 @@ def ensure_clone(
         with filelock.FileLock(str(dest.parent / ".lock"), timeout=limit):
             if is_cloned(src, cache):
                 return dest
+            host = urlsplit(src.url).hostname or ""
+            if src.url.startswith("https://") and _resolves_privately(host):
+                raise CodepithError(f"refused: {host} leads to a local or private address; only public hosts")
             if status is not None:
                 status(f"cloning {src.url}" + (f" at {src.ref}" if src.ref else ""))
             if dest.exists():  # a clone interrupted before it was complete
