@@ -13,6 +13,7 @@ import pytest
 from conftest import write
 
 from codepith.errors import CodepithError
+from codepith.runner.libtest import parse_libtest
 from codepith.runner.process import HEAD_BYTES, TAIL_BYTES, run_process
 from codepith.runner.render import render_run
 from codepith.runner.run import run_tests
@@ -119,6 +120,23 @@ def test_pytest_collection_error(tmp_path: Path) -> None:
     assert failure.kind == "error" and failure.name == "test_broken.py"
     assert "No module named 'not_a_module_anywhere'" in failure.message
     assert [str(f) for f in failure.frames] == ["test_broken.py:2"]
+
+
+def test_a_huge_number_after_a_file_name_is_not_a_line(tmp_path: Path) -> None:
+    # int() refuses more than 4300 digits: "data.bin:" + 5000 digits once crashed the reply
+    digits = "7" * 5000
+    test = f'def test_digits():\n    raise AssertionError("checksum mismatch in data.bin:{digits}")\n'
+    write(tmp_path, {"conftest.py": "", "test_big.py": test})
+    run = run_tests(tmp_path)
+    (failure,) = run.failures
+    assert "data.bin:777" in failure.message and [str(f) for f in failure.frames] == ["test_big.py:2"]
+    assert "FAILED test_big.py::test_digits" in render_run(run)
+    tail = "failed; 0 ignored; 0 measured; 0 filtered out\n"
+    block = f"---- tests::big stdout ----\ntest result: ok. {digits} passed; 0 {tail}"  # printed by the test
+    summary = f"test result: FAILED. 1 passed; 1 {tail}"
+    counts, failures = parse_libtest(f"failures:\n\n{block}\nfailures:\n    tests::big\n\n{summary}", tmp_path)
+    assert counts is not None and (counts.passed, counts.failed) == (1, 1)  # the lookalike line is not a count
+    assert [f.name for f in failures] == ["tests::big"]
 
 
 HANG = """import os

@@ -17,9 +17,12 @@ VENDORED = frozenset(
     {"site-packages", "dist-packages", "node_modules", ".venv", "venv", ".tox", ".nox", "target", ".cargo"}
 )
 
-_PY_FILE = re.compile(r'File "([^"\n]+)", line (\d+)')
+# a line number has at most 9 digits: a longer run of digits is not a location, and int() refuses
+# more than 4300 digits (a message like "data.bin:" + 5000 digits would crash the run's reply)
+_LINE = r"(\d{1,9})(?!\d)"
+_PY_FILE = re.compile(r'File "([^"\n]+)", line ' + _LINE)
 # a path with an extension, then :line (and maybe :column); not preceded by a path character
-_PATH_LINE = re.compile(r"(?<![\w./@+-])((?:file://)?[\w./@+-]*\w\.[A-Za-z0-9]{1,8}):(\d+)(?::\d+)?")
+_PATH_LINE = re.compile(r"(?<![\w./@+-])((?:file://)?[\w./@+-]*\w\.[A-Za-z0-9]{1,8}):" + _LINE + r"(?::\d+)?")
 
 
 def _repo_path(raw: str, root: Path, bases: Sequence[Path]) -> str | None:

@@ -13,8 +13,11 @@ from pathlib import Path
 from codepith.runner.frames import repo_frames
 from codepith.runner.results import Counts, Failure
 
+# counts of at most 18 digits: a failing test's captured stdout may print a lookalike line, and int()
+# refuses more than 4300 digits
+_N = r"(\d{1,18})"
 _RESULT = re.compile(
-    r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored; (\d+) measured; (\d+) filtered out", re.M
+    rf"^test result: \w+\. {_N} passed; {_N} failed; {_N} ignored; {_N} measured; {_N} filtered out", re.M
 )
 _BLOCK = re.compile(r"^---- (.+?) stdout ----$", re.M)
 _PANIC = re.compile(r"^thread '[^']*'(?: \(\d+\))? panicked at ([^\n]+?):?$", re.M)
