@@ -535,3 +535,21 @@ def test_cli_refuses_what_it_cannot_run(tmp_path: Path, capsys: pytest.CaptureFi
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 3 and all(line.startswith("codepith: error: ") for line in lines)
     assert "not a folder" in lines[0] and "no test runner detected" in lines[1] and "may not start with '-'" in lines[2]
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        ("--select=--", "select may not start with '-'"),
+        ("--timeout=--", "argument --timeout: not a whole number: '--'"),
+        ("--max-chars=--", "argument --max-chars: not a whole number: '--'"),
+    ],
+)
+def test_cli_refuses_an_option_given_as_two_dashes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, expected: str
+) -> None:
+    # argparse (Python 3.11) stores --opt=-- as an empty list, not as "--"
+    write(tmp_path, {"conftest.py": ""})
+    assert main(["test", "pytest", str(tmp_path), option]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("codepith: error: ") and expected in line

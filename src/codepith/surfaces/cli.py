@@ -384,7 +384,12 @@ def cmd_test(args: argparse.Namespace) -> int:
     from codepith.runner.tool import run_cli
 
     words = [w for w in (args.runner, args.path) if w is not None]
-    text, run = run_cli(words, args.select, args.timeout, args.max_chars)
+    # argparse (Python 3.11) drops the value of --opt=-- and stores [] unchecked: the value given was "--"
+    for name, value in (("--timeout", args.timeout), ("--max-chars", args.max_chars)):
+        if value == []:
+            raise CodepithError(f"argument {name}: not a whole number: '--'")
+    select = "--" if args.select == [] else args.select
+    text, run = run_cli(words, select, args.timeout, args.max_chars)
     print(text)
     return run.exit.shell_code
 
