@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -12,9 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import write
 
+import codepith
 from codepith.errors import CodepithError
 from codepith.runner.libtest import parse_libtest
-from codepith.runner.process import HEAD_BYTES, TAIL_BYTES, run_process
+from codepith.runner.process import HEAD_BYTES, TAIL_BYTES, run_process, stop_on_signals
 from codepith.runner.render import render_run
 from codepith.runner.run import run_tests
 from codepith.runner.runners import check_select, detect, plan
@@ -165,6 +168,64 @@ def test_timeout_kills_the_child_and_its_grandchild(tmp_path: Path, capsys: pyte
     assert len(pids) == 2 and pids[0] != pids[1]
     for pid in pids:  # pytest itself (the child) and the `sleep` it spawned (the grandchild)
         assert gone(pid), f"process {pid} survived the timeout"
+
+
+SLEEPER = """import os
+import time
+
+
+def test_sleeps():
+    with open("pid.txt", "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(300)
+"""
+# the CLI as a person starts it, with SIGINT and SIGHUP at their defaults (a harness may ignore them)
+CLI = (
+    "import signal, sys\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "signal.signal(signal.SIGHUP, signal.SIG_DFL)\n"
+    "from codepith.surfaces.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_to_the_cli_kills_the_run_and_removes_its_folder(tmp_path: Path, sig: int) -> None:
+    root, tmp = tmp_path / "proj", tmp_path / "tmp"
+    write(root, {"conftest.py": "", "test_sleep.py": SLEEPER})
+    tmp.mkdir()
+    src = str(Path(codepith.__file__).parent.parent)
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": src}
+    cmd = [sys.executable, "-c", CLI, "test", "pytest", str(root), "--timeout", "600"]
+    cli = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid_file = root / "pid.txt"
+    try:
+        while not pid_file.is_file() or not pid_file.read_text():  # the test is running
+            assert cli.poll() is None, cli.communicate()
+            time.sleep(0.05)
+        assert list(tmp.iterdir())  # the run's report folder
+        cli.send_signal(sig)
+        out, err = cli.communicate(timeout=60)
+        assert cli.returncode == 128 + sig, (out, err)
+        assert (out, err) == ("", "")
+        assert gone(int(pid_file.read_text())), "pytest outlived the CLI"
+        assert list(tmp.iterdir()) == []  # /tmp/codepith-test-* removed
+    finally:
+        cli.kill()
+        if pid_file.is_file() and not gone(int(pid_file.read_text()), 0):
+            os.killpg(int(pid_file.read_text()), signal.SIGKILL)  # a failed check leaves no sleeper behind
+
+
+def test_a_stop_signal_before_the_run_starts_kills_it_at_once(tmp_path: Path) -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    with stop_on_signals() as stop:
+        os.kill(os.getpid(), signal.SIGTERM)  # e.g. while the runner is being detected
+        exit_, _ = run_process([sys.executable, "-c", "import time; time.sleep(300)"], tmp_path, 20)
+    assert stop.signal == signal.SIGTERM and stop.exit_code == 143
+    assert exit_.signal == signal.SIGKILL
+    assert signal.getsignal(signal.SIGTERM) == before  # the handler is put back
+    exit_, _ = run_process([sys.executable, "-c", "pass"], tmp_path, 600)  # later runs run
+    assert exit_.code == 0
 
 
 def test_200_passing_and_2_failing_fit_in_2000_characters(tmp_path: Path) -> None:

@@ -2,7 +2,9 @@
 
 A test run may spawn servers, browsers or workers; a timeout, or the run ending, kills the whole group
 so nothing it started outlives it. Groups still running when the interpreter exits are killed too
-(an MCP server closed by its client must not leave a test suite behind).
+(an MCP server closed by its client must not leave a test suite behind), and ``stop_on_signals`` lets a
+command that runs tests on its main thread (the CLI) end its runs, and clean up, on SIGTERM, SIGINT or
+SIGHUP, which would otherwise end the process with the test group still running.
 """
 
 from __future__ import annotations
@@ -14,8 +16,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from codepith.runner.results import Exit, Output
 
@@ -27,8 +33,12 @@ READER_JOIN = 2.0  # seconds to wait for the pipe to close once the group is gon
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
 _live: set[int] = set()
-_live_lock = threading.Lock()
+# reentrant: a stop signal's handler runs on the main thread, which may be holding the lock at that moment
+_live_lock = threading.RLock()
+_stop_signal: int | None = None  # set while stop_on_signals is stopping: a group started now is killed at once
 
 
 def kill_all() -> None:
@@ -40,6 +50,48 @@ def kill_all() -> None:
 
 
 atexit.register(kill_all)
+
+
+@dataclass
+class Stop:
+    """The signal that stopped the runs inside ``stop_on_signals`` (None while none came)."""
+
+    signal: int | None = None
+
+    @property
+    def exit_code(self) -> int | None:
+        """The code a shell reports for a process ended by that signal (143 for SIGTERM, 130 for SIGINT)."""
+        return None if self.signal is None else 128 + self.signal
+
+
+@contextmanager
+def stop_on_signals(signals: Sequence[int] = STOP_SIGNALS) -> Iterator[Stop]:
+    """While the body runs, ``signals`` kill every running test group (and one started later) instead of
+    ending the process at once: the run returns as killed, its temporary folder is removed, and the
+    caller exits as the signal asks (``Stop.exit_code``). A signal the process ignores (nohup) stays
+    ignored. Only the main thread can set handlers: elsewhere this changes nothing."""
+    global _stop_signal
+    stop = Stop()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        global _stop_signal
+        if stop.signal is None:
+            stop.signal = _stop_signal = signum  # before kill_all: a group not yet listed checks it
+        kill_all()
+
+    previous: dict[int, Callable[[int, FrameType | None], Any] | int | None] = {}
+    try:
+        for sig in signals:
+            if signal.getsignal(sig) != signal.SIG_IGN:
+                previous[sig] = signal.signal(sig, on_signal)
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
+        _stop_signal = None
 
 
 def _kill_group(pgid: int, sig: int) -> None:
@@ -144,6 +196,9 @@ def run_process(
     pgid = proc.pid  # the session leader's pid is its group id
     with _live_lock:
         _live.add(pgid)
+        stopping = _stop_signal is not None
+    if stopping:  # the stop signal came while the group was starting, before kill_all could see it
+        _kill_group(pgid, signal.SIGKILL)
     capture = _Capture()
     reader = threading.Thread(target=_read_all, args=(read_fd, capture), name="codepith-test-output", daemon=True)
     reader.start()

@@ -381,6 +381,7 @@ _max_chars = _whole(MIN_MAX_CHARS, MAX_MAX_CHARS)
 
 
 def cmd_test(args: argparse.Namespace) -> int:
+    from codepith.runner.process import stop_on_signals
     from codepith.runner.tool import run_cli
 
     words = [w for w in (args.runner, args.path) if w is not None]
@@ -389,7 +390,10 @@ def cmd_test(args: argparse.Namespace) -> int:
         if value == []:
             raise CodepithError(f"argument {name}: not a whole number: '--'")
     select = "--" if args.select == [] else args.select
-    text, run = run_cli(words, select, args.timeout, args.max_chars)
+    with stop_on_signals() as stop:  # SIGTERM, SIGINT, SIGHUP: kill the test group, remove its folder
+        text, run = run_cli(words, select, args.timeout, args.max_chars)
+    if stop.exit_code is not None:
+        return stop.exit_code
     print(text)
     return run.exit.shell_code
 
