@@ -502,6 +502,15 @@ def test_npm_family_asks_the_scripts_runner_for_a_report(
         assert chosen.report is not None and any(str(chosen.report) in arg for arg in chosen.argv)
 
 
+@pytest.mark.parametrize(("script", "passed"), [("jest", r"__tests__/c\+\+\.test\.js"), ("node --test", None)])
+def test_a_test_file_reaches_jest_as_a_literal_pattern(tmp_path: Path, script: str, passed: str | None) -> None:
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    write(tmp_path, {"package.json": json.dumps({"scripts": {"test": script}}), "__tests__/c++.test.js": ""})
+    chosen = plan("npm", tmp_path, "__tests__/c++.test.js", tmp_path)
+    assert chosen.argv[-1] == (passed or "__tests__/c++.test.js")  # node takes a path, not a pattern
+
+
 NOISY = """let out = [];
 for (let i = 0; i < 300; i++) out.push(`checking record ${i} ok`);
 out.push('FAIL totals are wrong', '  expected 3, received 2', '  at check.js:4');

@@ -33,6 +33,7 @@ _VITEST = re.compile(r"^\s*(?:npx\s+)?vitest(?:\s+run)?" + _PLAIN_ARGS)
 # than passed on (npm-family scripts do run in one); go keeps | and $ for its -run regular expressions
 _SHELLISH = re.compile(r"[;`&<>]|\$[({]")
 _SAFE_PATH = re.compile(r"^[\w./@+,=-]+$")  # a test file for the npm family: the scripts run in a shell
+_REGEX_SYNTAX = re.compile(r"[\\^$.*+?()[\]{}|]")  # what a JavaScript regular expression reads as syntax
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,8 @@ def plan(runner: str, root: Path, select: str | None, tmp: Path) -> Plan:
         if script is None:
             raise CodepithError(f"package.json in {root} has no scripts.test for {runner} test to run")
         args, report_file, parser = _reporter(script, tmp)
+        if parser == "jest-json":  # jest reads the path as a regular expression (c++.test.js ran every test)
+            extra = [_REGEX_SYNTAX.sub(r"\\\g<0>", s) for s in extra]
         args += extra
         argv = [_tool(runner), "test"] + (["--"] if runner == "npm" and args else []) + args
         return Plan(runner, tuple(argv), parser, report_file)
