@@ -125,6 +125,14 @@ def test_pytest_collection_error(tmp_path: Path) -> None:
     assert [str(f) for f in failure.frames] == ["test_broken.py:2"]
 
 
+def test_the_output_names_the_report_folder_as_the_command_does(tmp_path: Path) -> None:
+    write(tmp_path, {"conftest.py": ""})  # no tests: pytest exits 5 and the reply shows its output
+    run = run_tests(tmp_path)
+    reply = render_run(run)
+    assert run.exit.code == 5 and "--junitxml=$TMP/junit.xml" in reply.splitlines()[0]
+    assert "generated xml file: $TMP/junit.xml" in reply and "codepith-test-" not in reply
+
+
 def test_a_huge_number_after_a_file_name_is_not_a_line(tmp_path: Path) -> None:
     # int() refuses more than 4300 digits: "data.bin:" + 5000 digits once crashed the reply
     digits = "7" * 5000

@@ -14,7 +14,7 @@ from codepith.runner.jestjson import parse_jest_json
 from codepith.runner.junit import parse_junit
 from codepith.runner.libtest import parse_libtest
 from codepith.runner.process import run_process
-from codepith.runner.results import Counts, Failure, TestRun
+from codepith.runner.results import Counts, Failure, Output, TestRun
 from codepith.runner.runners import check_runner, detect, plan
 
 DEFAULT_TIMEOUT = 300.0
@@ -58,6 +58,8 @@ def run_tests(
         except OSError as exc:
             raise CodepithError(f"could not start {chosen.argv[0]}: {exc.strerror or exc}") from exc
         command = shlex.join(chosen.argv).replace(tmp, "$TMP")
+        # the output names the report as the command does (pytest prints "generated xml file: ...")
+        output = Output(output.head.replace(tmp, "$TMP"), output.tail.replace(tmp, "$TMP"), output.dropped)
         counts: Counts | None = None
         failures: tuple[Failure, ...] = ()
         source = "text"
