@@ -19,6 +19,7 @@ from codepith.errors import CodepithError
 from codepith.runner.libtest import parse_libtest
 from codepith.runner.process import HEAD_BYTES, TAIL_BYTES, run_process, stop_on_signals
 from codepith.runner.render import render_run
+from codepith.runner.results import Exit, Output, TestRun
 from codepith.runner.run import run_tests
 from codepith.runner.runners import check_select, detect, plan
 from codepith.surfaces.cli import main
@@ -131,6 +132,20 @@ def test_the_output_names_the_report_folder_as_the_command_does(tmp_path: Path) 
     reply = render_run(run)
     assert run.exit.code == 5 and "--junitxml=$TMP/junit.xml" in reply.splitlines()[0]
     assert "generated xml file: $TMP/junit.xml" in reply and "codepith-test-" not in reply
+
+
+@pytest.mark.parametrize(
+    ("code", "output", "reply"),
+    [
+        (0, "", "pytest: exit 0 in 0.1s; no structured results"),
+        (0, "all good\n", "pytest: exit 0 in 0.1s; no structured results"),  # a pass shows no output
+        (1, "", "pytest: exit 1 in 0.1s; no structured results\n(no output)"),
+        (1, "boom\n", "pytest: exit 1 in 0.1s; no structured results; raw output below\noutput:\nboom"),
+    ],
+)
+def test_without_a_report_the_summary_says_what_follows(code: int, output: str, reply: str) -> None:
+    run = TestRun("pytest", "pytest -v", Exit(code, seconds=0.1), Output(output, "", 0))
+    assert render_run(run) == "$ pytest -v\n" + reply
 
 
 def test_a_huge_number_after_a_file_name_is_not_a_line(tmp_path: Path) -> None:

@@ -43,7 +43,9 @@ def _summary(run: TestRun) -> str:
     if c is None:
         if run.failures:
             return "did not build: no tests ran"
-        return "no structured results" + ("" if run.exit.timed_out else "; raw output below")
+        # raw output follows only for a non-zero exit (see render_run), and only if there was some
+        shown = run.exit.shell_code != 0 and bool(run.output.text.strip())
+        return "no structured results" + ("; raw output below" if shown and not run.exit.timed_out else "")
     return f"{c.passed} passed, {c.failed} failed, {c.skipped} skipped, {c.errors} errors"
 
 
@@ -107,6 +109,8 @@ def _flagged(lines: list[str], room: int) -> tuple[list[str], int]:
 def _raw(text: str, room: int) -> list[str]:
     """Raw output within ``room``: all of it when it fits, else failure-mentioning lines and the tail."""
     lines = text.rstrip().splitlines()
+    if not lines:
+        return ["(no output)"]
     if _cost([_clip(ln) for ln in lines]) + 30 <= room:
         return ["output:", *[_clip(ln) for ln in lines]]
     flagged, after = _flagged(lines, room * FLAGGED_SHARE // 100)
