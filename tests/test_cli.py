@@ -326,3 +326,26 @@ def test_readme_demo_finds_its_answer(capsys) -> None:  # type: ignore[no-untype
     assert code == 0
     first = json.loads(out)["results"][0]["file_path"]
     assert "src/" + first == answer.group(1) or first == answer.group(1), first
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "q", "{root}", "-k=--"],
+        ["search", "q", "{root}", "--max-chars=--"],
+        ["search", "q", "{root}", "--format=--"],
+        ["read", "a.py", "1", "2", "--root", "{root}", "--max-chars=--"],
+        ["outline", "a.py", "--root", "{root}", "--max-chars=--"],
+        ["mcp", "{root}", "--allow=--"],
+        ["install", "--agent=--", "--dry-run"],
+    ],
+)
+def test_an_option_given_as_two_dashes_is_judged_as_that_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """argparse (Python 3.11) stores ``--opt=--`` as [] without calling the option's type: every command
+    met a list where it checks a value (internal errors)."""
+    (tmp_path / "a.py").write_text("def a():\n    return 1\n")
+    assert main([a.format(root=tmp_path) for a in argv]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("codepith: error: ") and "--" in line.removeprefix("codepith: error: "), line

@@ -385,13 +385,8 @@ def cmd_test(args: argparse.Namespace) -> int:
     from codepith.runner.tool import run_cli
 
     words = [w for w in (args.runner, args.path) if w is not None]
-    # argparse (Python 3.11) drops the value of --opt=-- and stores [] unchecked: the value given was "--"
-    for name, value in (("--timeout", args.timeout), ("--max-chars", args.max_chars)):
-        if value == []:
-            raise CodepithError(f"argument {name}: not a whole number: '--'")
-    select = "--" if args.select == [] else args.select
     with stop_on_signals() as stop:  # SIGTERM, SIGINT, SIGHUP: kill the test group, remove its folder
-        text, run = run_cli(words, select, args.timeout, args.max_chars)
+        text, run = run_cli(words, args.select, args.timeout, args.max_chars)
     if stop.exit_code is not None:
         return stop.exit_code
     print(text)
@@ -547,11 +542,46 @@ def main(argv: Sequence[str] | None = None, *, supervise: bool = False) -> int:
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    try:
+        _restore_dropped_values(parser, args)
+    except CodepithError as exc:
+        print(f"codepith: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if supervise and args.command in _SUPERVISED:  # a file's parse may kill or hang a build: see index/supervise.py
         from codepith.index.supervise import supervised
 
         return supervised(lambda: _run(args))
     return _run(args)
+
+
+def _restore_dropped_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """argparse (Python 3.11) drops the value of ``--opt=--`` and stores [] without calling the option's
+    type, so a command met a list where it checks a number or a string (an internal error). The value
+    given was ``--``: it is put back and judged as any other value would be."""
+    groups = parser._subparsers._group_actions if parser._subparsers is not None else []  # noqa: SLF001
+    for group in groups:
+        sub = (group.choices or {}).get(args.command) if isinstance(group.choices, dict) else None
+        for action in getattr(sub, "_actions", ()):
+            if not action.option_strings or action.nargs is not None:
+                continue
+            got = getattr(args, action.dest, None)
+            if got == []:  # --opt=--
+                setattr(args, action.dest, _judged(action))
+            elif isinstance(action, argparse._AppendAction) and isinstance(got, list) and [] in got:  # noqa: SLF001
+                setattr(args, action.dest, [_judged(action) if g == [] else g for g in got])  # --allow=--
+
+
+def _judged(action: argparse.Action) -> object:
+    """``--`` as ``action`` takes a value: its type and choices applied, one line when they refuse it."""
+    name, value = "/".join(action.option_strings), "--"
+    if callable(action.type):
+        try:
+            return action.type(value)
+        except (TypeError, ValueError, argparse.ArgumentTypeError) as exc:
+            raise CodepithError(f"argument {name}: {exc}") from None
+    if action.choices is not None and value not in action.choices:
+        raise CodepithError(f"argument {name}: invalid choice: '--'")
+    return value
 
 
 _SUPERVISED = frozenset({"search", "related", "index", "outline"})  # the commands that may build an index
