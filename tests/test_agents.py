@@ -657,3 +657,58 @@ def test_vscode_user_scope_goes_to_the_profile_folder(home: Home) -> None:
     assert cli("install", "--agent", "vscode", "--type", "mcp", "--yes") == 0
     path = home.xdg_config / "Code" / "User" / "mcp.json"
     assert json.loads(path.read_text())["servers"]["codepith"]["args"][-1] == "${workspaceFolder}"
+
+
+# -- files that cannot be written ----------------------------------------------------------------------
+
+
+def test_a_config_that_cannot_be_written_stops_only_itself(
+    home: Home, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read-only config folder: one line for that file, the other clients are still set up, exit 1."""
+    from codepith.agents import writes
+
+    settings = home.home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"theme": 1}\n')
+    real_write = writes.write_atomic
+
+    def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+        if path == settings:  # the tests run as root too, where a read-only folder is no obstacle
+            raise PermissionError(13, "Permission denied", str(path))
+        real_write(path, data, mode)
+
+    monkeypatch.setattr(writes, "write_atomic", write_atomic)
+    assert cli("install", "--agent", "gemini", "--agent", "cursor", "--type", "mcp", "--yes") == 1
+    err = capsys.readouterr().err
+    assert f"cannot write {settings} (Permission denied); untouched" in err
+    assert "internal error" not in err and len(err.strip().splitlines()) == 1
+    assert settings.read_text() == '{"theme": 1}\n'
+    assert "codepith" in json.loads((home.home / ".cursor" / "mcp.json").read_text())["mcpServers"]
+
+
+def test_a_config_is_not_changed_when_its_install_record_cannot_be_saved(
+    home: Home, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unwritable state folder: uninstall could not undo the edit, so no config is edited at all."""
+    from codepith.agents import state, writes
+
+    real_write = writes.write_atomic
+
+    def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+        if home.state in path.parents:  # a read-only state folder (the tests may run as root: simulated)
+            raise PermissionError(13, "Permission denied", str(path))
+        real_write(path, data, mode)
+
+    monkeypatch.setattr(writes, "write_atomic", write_atomic)
+    monkeypatch.setattr(state, "write_atomic", write_atomic)
+    settings = home.home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"theme": 1}\n')
+    assert cli("install", "--agent", "gemini", "--agent", "cursor", "--type", "mcp", "--yes") == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "internal error" not in "\n".join(err)
+    assert "cannot keep a backup copy of" in err[0] and str(settings) in err[0]
+    assert "cannot save the install record" in err[1] and "mcp.json left as it was" in err[1]
+    assert settings.read_text() == '{"theme": 1}\n'
+    assert not (home.home / ".cursor").exists()  # the new file and the folder made for it are gone again

@@ -136,7 +136,10 @@ def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None 
         if plan.stale:  # the entries are gone (removed by hand): so is the need to remember them
             for key in plan.stale:
                 state.forget(key)
-            state.save()
+            try:
+                state.save()
+            except OSError as exc:  # a stale record is harmless: the next run drops it again
+                ui.err(f"codepith: warning: cannot update the install record {state.file}: {exc.strerror or exc}")
         ui.out("nothing to change")
         return status
     problems_before = plan.problems
@@ -151,10 +154,12 @@ def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None 
             return EXIT_INCOMPLETE
     for line in plan.apply(state):
         ui.out(line)
-    for n in plan.problems[len(problems_before) :]:
+    failed = plan.problems[len(problems_before) :]
+    for n in failed:
         ui.err(f"codepith: {n.label}: {n.message}")
         status = EXIT_INCOMPLETE
-    if action == "install" and any(c.target.kind == "instructions" for c in plan.changes):
+    written = [c for c in plan.changes if all(n.target is not c.target for n in failed)]
+    if action == "install" and any(c.target.kind == "instructions" for c in written):
         chars, tokens = block_cost()
         ui.out(f"the instruction block adds {chars} characters (~{tokens} tokens) to each session")
     return status

@@ -66,29 +66,48 @@ class Plan:
             out.extend(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
         return "".join(out)
 
+    def _fail(self, c: Change, message: str) -> None:
+        self.notes.append(Note(c.target, c.label, "error", message))
+
     def apply(self, state: State) -> list[str]:
-        """Write every change (backup first, atomic replace) and update the record; returns report lines."""
+        """Write every change (backup first, atomic replace) and update the record; returns report lines.
+
+        A file that cannot be backed up, written or recorded is reported and left as it was; the other
+        changes go ahead. A config is never left changed without the record uninstall needs to undo it:
+        when the record cannot be saved, the file's old bytes are put back.
+        """
         done: list[str] = []
         for key in self.stale:
             state.forget(key)
         for c in self.changes:
             path = c.target.path
-            if writes.read(path) != c.before:  # the client (or the person) wrote it while we planned/asked
-                self.notes.append(
-                    Note(c.target, c.label, "error", f"{path} changed since the plan was made; untouched, run again")
-                )
+            try:
+                now = writes.read(path)
+            except OSError as exc:
+                self._fail(c, f"cannot read {path} ({_why(exc)}); untouched")
                 continue
-            saved = None
-            if c.before is not None:
-                saved = writes.backup(c.before, path, state.backups)
+            if now != c.before:  # the client (or the person) wrote it while we planned/asked
+                self._fail(c, f"{path} changed since the plan was made; untouched, run again")
+                continue
+            try:
+                saved = None if c.before is None else writes.backup(c.before, path, state.backups)
+            except OSError as exc:
+                self._fail(c, f"cannot keep a backup copy of {path} in {state.backups} ({_why(exc)}); untouched")
+                continue
             new_dirs = writes.missing_dirs(path.parent) if c.after is not None else []
-            if c.after is None:
-                writes.remove(path)
-                old = state.get(c.target.key)
-                if old is not None:
-                    writes.remove_empty_dirs([Path(d) for d in old.dirs_created])
-            else:
-                writes.write_atomic(path, c.after)
+            old = state.get(c.target.key)
+            try:
+                if c.after is None:
+                    writes.remove(path)
+                    if old is not None:
+                        writes.remove_empty_dirs([Path(d) for d in old.dirs_created])
+                else:
+                    writes.write_atomic(path, c.after)
+            except OSError as exc:
+                writes.remove_empty_dirs(new_dirs)
+                self._fail(c, f"cannot write {path} ({_why(exc)}); untouched")
+                continue
+            records = dict(state.records)
             if c.record is None:
                 state.forget(c.target.key)
             else:
@@ -98,11 +117,35 @@ class Plan:
                 if new_dirs:
                     rec = replace(rec, dirs_created=tuple(str(d) for d in new_dirs))
                 state.put(rec)
-            state.save()
+            try:
+                state.save()
+            except OSError as exc:  # without the record uninstall could not undo this write: undo it now
+                state.records = records
+                self._fail(c, f"cannot save the install record {state.file} ({_why(exc)}); {_undo(c, new_dirs, saved)}")
+                continue
             verb = {"add": "added", "update": "updated", "remove": "removed", "restore": "restored"}[c.action]
             extra = f" (backup: {saved})" if saved else ""
             done.append(f"{verb} {c.label}: {path}{extra}")
         return done
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+def _undo(c: Change, new_dirs: list[Path], saved: Path | None) -> str:
+    """Put back the bytes ``c.target.path`` held before ``c`` was written; says what became of the file."""
+    path = c.target.path
+    try:
+        if c.before is None:
+            writes.remove(path)
+            writes.remove_empty_dirs(new_dirs)
+        else:
+            writes.write_atomic(path, c.before)
+    except OSError as exc:
+        where = f"; its old bytes are in {saved}" if saved else ""
+        return f"{path} was changed and could not be put back ({_why(exc)}){where}"
+    return f"{path} left as it was"
 
 
 def _read_text(path: Path) -> tuple[bytes | None, str]:

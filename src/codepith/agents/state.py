@@ -76,6 +76,10 @@ class State:
             )
 
     @property
+    def file(self) -> Path:
+        return self.folder / STATE_FILE
+
+    @property
     def backups(self) -> Path:
         return self.folder / "backups"
 
@@ -90,4 +94,4 @@ class State:
 
     def save(self) -> None:
         data = {"version": 1, "records": [asdict(r) for r in self.records.values()]}
-        write_atomic(self.folder / STATE_FILE, (json.dumps(data, indent=1) + os.linesep).encode())
+        write_atomic(self.file, (json.dumps(data, indent=1) + os.linesep).encode())
