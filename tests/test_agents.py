@@ -712,3 +712,21 @@ def test_a_config_is_not_changed_when_its_install_record_cannot_be_saved(
     assert "cannot save the install record" in err[1] and "mcp.json left as it was" in err[1]
     assert settings.read_text() == '{"theme": 1}\n'
     assert not (home.home / ".cursor").exists()  # the new file and the folder made for it are gone again
+
+
+# -- comments kept -------------------------------------------------------------------------------------
+
+
+def test_a_jsonc_file_of_only_comments_keeps_them(home: Home) -> None:
+    """VS Code's mcp.json is often just commented-out examples: install writes the document after them,
+    and uninstall (the file edited since: cut mode) takes the document away again, comments kept."""
+    path = home.xdg_config / "Code" / "User" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    comments = '// MCP servers for VS Code\n// {"servers": {"github": {"url": "https://example.com/mcp/"}}}\n'
+    path.write_text(comments)
+    assert cli("install", "--agent", "vscode", "--type", "mcp", "--yes") == 0
+    text = path.read_text()
+    assert text.startswith(comments) and "codepith" in jsonc.get(text, ("servers",))
+    path.write_text(text.replace("VS Code", "VS Code (mine)", 1))
+    assert cli("uninstall", "--agent", "vscode", "--type", "mcp", "--yes") == 0
+    assert path.read_text() == comments.replace("VS Code", "VS Code (mine)", 1)

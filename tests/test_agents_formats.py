@@ -106,3 +106,13 @@ def test_markdown_block_is_replaced_in_place_and_removed_exactly() -> None:
         assert markdown.remove_block(added) == expected
     with pytest.raises(markdown.BlockError):
         markdown.set_block(f"{markdown.BEGIN}\nno end\n", block)
+
+
+@pytest.mark.parametrize("text", ["", "\n", "// only a comment\n", "/* a */\n// b\n"])
+def test_jsonc_document_made_from_nothing_goes_away_again(text: str) -> None:
+    new, created = jsonc.set_member(text, PATH, ENTRY)
+    assert created == () and jsonc.get(new, PATH) == ENTRY
+    if text.strip():
+        assert new.startswith(text)  # the comments stay where they were
+    back = jsonc.remove_root(jsonc.remove_member(jsonc.remove_member(new, PATH), PATH[:1]))
+    assert back == (text if text.strip() else "")

@@ -246,16 +246,20 @@ def set_member(text: str, path: tuple[str, ...], value: Any) -> tuple[str, tuple
     """``text`` with the member at ``path`` set to ``value``; only that member's text changes.
 
     Missing objects on the way are created. Returns the new text and the path of the outermost object
-    this created (None when all existed), so that removal can take it away again.
+    this created (None when all existed; ``()`` when it made the document itself), so that removal can
+    take it away again.
     """
     root = parse(text)
     nl = _newline(text)
     unit = _indent_unit(text)
-    if root.value is None:  # empty file: a fresh document
+    if root.value is None:  # no document yet: a fresh one, after the comments the file may hold
         doc: Any = value
         for key in reversed(path):
             doc = {key: doc}
-        return _dump(doc, "", unit, nl) + nl, (path[:1] if len(path) > 1 else None)
+        body = _dump(doc, "", unit, nl) + nl
+        if text.strip(" \t\r\n\ufeff") == "":
+            return body, ()
+        return text + ("" if text.endswith("\n") else nl) + body, ()
     node = root
     for depth, key in enumerate(path):
         if not isinstance(node.value, dict):
@@ -357,6 +361,19 @@ def remove_member(text: str, path: tuple[str, ...]) -> str:
             j -= 1
         return text[:j] + text[m.comma + 1 :]
     return text[:start] + text[m.comma + 1 :]
+
+
+def remove_root(text: str) -> str:
+    """``text`` without its top-level value and the newline after it: the comments around it stay."""
+    root = parse(text)
+    if root.value is None:
+        return text
+    end = root.end
+    for nl in ("\r\n", "\n"):
+        if text.startswith(nl, end):
+            end += len(nl)
+            break
+    return text[: root.start] + text[end:]
 
 
 def is_empty_object(text: str, path: tuple[str, ...]) -> bool:

@@ -190,8 +190,12 @@ def _remove(t: Target, text: str, created: tuple[str, ...] | None) -> str | None
     """The text without codepith's part; None when nothing else is left and the file should go."""
     if t.fmt == "json":
         new = jsonc.remove_member(text, t.where)
-        if created and jsonc.is_empty_object(new, created):
-            new = jsonc.remove_member(new, created)
+        if created is not None:  # the objects install made to hold the entry go too, once empty
+            for depth in range(len(t.where) - 1, len(created) - 1, -1):
+                holder = t.where[:depth]
+                if not jsonc.is_empty_object(new, holder):
+                    break
+                new = jsonc.remove_member(new, holder) if holder else jsonc.remove_root(new)
         return new
     if t.fmt == "toml":
         return tomlfile.remove_table(text, t.where)

@@ -63,7 +63,7 @@ class State:
                     **{
                         **item,
                         "where": tuple(item["where"]),
-                        "created": tuple(item["created"]) if item.get("created") else None,
+                        "created": None if item.get("created") is None else tuple(item["created"]),
                         "dirs_created": tuple(item.get("dirs_created") or ()),
                     }
                 )
