@@ -116,3 +116,28 @@ def test_jsonc_document_made_from_nothing_goes_away_again(text: str) -> None:
         assert new.startswith(text)  # the comments stay where they were
     back = jsonc.remove_root(jsonc.remove_member(jsonc.remove_member(new, PATH), PATH[:1]))
     assert back == (text if text.strip() else "")
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        "\n# second server: keep this comment\n[mcp_servers.second]\ncommand = 'y'\n",
+        "# right below it, no blank line\n[mcp_servers.second]\ncommand = 'y'\n",
+        "\n# a last word of the person's, at the end\n",
+    ],
+)
+def test_toml_cut_keeps_the_comments_after_the_table(later: str) -> None:
+    """Cut mode (the file changed since install): a comment below codepith's table is the person's, one
+    just above the next header belongs to that table; neither goes with codepith's table."""
+    text = 'model = "o3"\n'
+    new, _ = tomlfile.set_table(text, PATH, ENTRY)
+    back = tomlfile.remove_table(new + later, PATH)
+    assert later.strip() in back and tomlfile.get(back, PATH) is None
+    assert back == text + later or back == text + "\n" + later  # at most the blank line install put before it
+
+
+def test_toml_cut_in_a_crlf_file_leaves_no_blank_line() -> None:
+    text = 'model = "o3"\r\n'
+    new, _ = tomlfile.set_table(text, PATH, ENTRY)
+    assert tomlfile.remove_table(new, PATH) == text
+    assert tomlfile.remove_table(new.replace("o3", "o4"), PATH) == text.replace("o3", "o4")

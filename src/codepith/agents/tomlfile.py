@@ -114,7 +114,20 @@ def set_table(text: str, path: tuple[str, ...], value: dict[str, Any]) -> tuple[
 
 def _header(path: tuple[str, ...]) -> re.Pattern[str]:
     parts = [rf"(?:{re.escape(k)}|\"{re.escape(k)}\"|'{re.escape(k)}')" for k in path]
-    return re.compile(r"^[ \t]*\[[ \t]*" + r"[ \t]*\.[ \t]*".join(parts) + r"[ \t]*\][ \t]*(?:#.*)?$", re.M)
+    return re.compile(r"^[ \t]*\[[ \t]*" + r"[ \t]*\.[ \t]*".join(parts) + r"[ \t]*\][ \t]*(?:#.*)?\r?$", re.M)
+
+
+def _body_end(text: str, start: int, end: int) -> int:
+    """Where the table whose header line ends at ``start`` stops: after its last key line, before
+    ``end``. Blank and comment lines at its foot stay: a comment just above a header belongs to that
+    table, and one at the end of the file to the person, not to the table it happens to follow."""
+    cut = text.find("\n", start, end) + 1 or end
+    pos = cut
+    for line in text[cut:end].splitlines(keepends=True):
+        pos += len(line)
+        if line.strip() and not line.lstrip().startswith("#"):
+            cut = pos
+    return cut
 
 
 def remove_table(text: str, path: tuple[str, ...]) -> str:
@@ -127,10 +140,11 @@ def remove_table(text: str, path: tuple[str, ...]) -> str:
     m = _header(path).search(text)
     if m:
         nxt = re.compile(r"^[ \t]*\[", re.M).search(text, m.end())
-        end = nxt.start() if nxt else len(text)
+        end = _body_end(text, m.end(), nxt.start() if nxt else len(text))
         start = m.start()
         nl = "\r\n" if "\r\n" in text else "\n"
-        if end == len(text) and text[:start].endswith(nl + nl):  # the blank line install put before it
+        rest = text[end:]
+        if text[:start].endswith(nl + nl) and (rest == "" or rest.startswith(nl)):  # install's blank line
             start -= len(nl)
         candidate = text[:start] + text[end:]
         try:
