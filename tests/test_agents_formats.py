@@ -141,3 +141,11 @@ def test_toml_cut_in_a_crlf_file_leaves_no_blank_line() -> None:
     new, _ = tomlfile.set_table(text, PATH, ENTRY)
     assert tomlfile.remove_table(new, PATH) == text
     assert tomlfile.remove_table(new.replace("o3", "o4"), PATH) == text.replace("o3", "o4")
+
+
+def test_jsonc_cut_keeps_the_comments_beside_the_only_member() -> None:
+    """The other servers were removed since install: the object's comment is still the person's."""
+    text = '{\n  "mcpServers": {\n    // work servers: ask ops first\n    "codepith": {"command": "x"}\n  }\n}\n'
+    assert jsonc.remove_member(text, PATH) == '{\n  "mcpServers": {\n    // work servers: ask ops first\n  }\n}\n'
+    text = '{"mcpServers": {/* mine */ "codepith": 1}}'
+    assert jsonc.remove_member(text, PATH) == '{"mcpServers": {/* mine */ }}'

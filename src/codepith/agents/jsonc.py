@@ -341,7 +341,7 @@ def remove_member(text: str, path: tuple[str, ...]) -> str:
     if len(members) == 1:
         close = parent.end - 1
         rest = text[(m.comma + 1 if m.comma is not None else end) : close]
-        if rest.strip() == "":
+        if rest.strip() == "" and text[parent.start + 1 : start].strip() == "":  # nothing else: back to {}
             return text[: parent.start + 1] + text[close:]
         return text[:start] + text[m.comma + 1 if m.comma is not None else end :]
     if i == len(members) - 1:
