@@ -730,3 +730,20 @@ def test_a_jsonc_file_of_only_comments_keeps_them(home: Home) -> None:
     path.write_text(text.replace("VS Code", "VS Code (mine)", 1))
     assert cli("uninstall", "--agent", "vscode", "--type", "mcp", "--yes") == 0
     assert path.read_text() == comments.replace("VS Code", "VS Code (mine)", 1)
+
+
+# -- files shared between clients ----------------------------------------------------------------------
+
+
+def test_claude_md_linked_to_agents_md_is_one_file(home: Home, capsys: pytest.CaptureFixture[str]) -> None:
+    """A common convention: CLAUDE.md a symlink to AGENTS.md. Both names are one file, planned once."""
+    agents_md = home.project / "AGENTS.md"
+    agents_md.write_text("# Rules\n")
+    (home.project / "CLAUDE.md").symlink_to("AGENTS.md")
+    both = ("--scope", "project", "--agent", "claude", "--agent", "cursor", "--type", "instructions", "--yes")
+    assert cli("install", *both) == 0
+    assert agents_md.read_text().count("<!-- codepith:begin") == 1
+    assert (home.project / "CLAUDE.md").is_symlink()
+    assert cli("uninstall", *both) == 0
+    assert "changed since the plan" not in capsys.readouterr().err
+    assert agents_md.read_text() == "# Rules\n" and (home.project / "CLAUDE.md").is_symlink()

@@ -8,8 +8,10 @@ that does not parse, or a ``codepith`` entry someone else wrote, stops only that
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from codepith.agents.clients import CLIENTS, KINDS, SCOPES, Client, Env, Target
 from codepith.agents.launcher import Launcher, current, ephemeral_warning
@@ -77,16 +79,45 @@ def _choose(env: Env, ui: Ui, action: str) -> list[Client]:
     return chosen
 
 
-def _targets(clients: list[Client], env: Env, opts: Options, launcher: Launcher) -> list[tuple[Target, str]]:
-    """Every target of the chosen clients; one file shared by several (AGENTS.md) is one target."""
-    seen: dict[str, tuple[Target, list[str]]] = {}
+def _canonical(t: Target, state: State) -> Target:
+    """``t`` under the name its install record has, when the record names the same file another way
+    (CLAUDE.md a symlink to AGENTS.md, the record written through AGENTS.md)."""
+    if state.get(t.key) is not None:
+        return t
+    real = os.path.realpath(t.path)
+    for rec in state.records.values():
+        if rec.where == t.where and os.path.realpath(rec.path) == real:
+            return replace(t, path=Path(rec.path))
+    return t
+
+
+def _is_link(path: Path) -> bool:
+    try:
+        return path.is_symlink()
+    except OSError:  # a folder on the way that cannot be read: the plan reports the file
+        return False
+
+
+def _targets(
+    clients: list[Client], env: Env, opts: Options, launcher: Launcher, state: State
+) -> list[tuple[Target, str]]:
+    """Every target of the chosen clients; one file shared by several (AGENTS.md, or CLAUDE.md linked to
+    it) is one target, named as its record names it, else by its real name rather than a symlink."""
+    seen: dict[tuple[str, tuple[str, ...]], tuple[list[Target], list[str]]] = {}
     for c in clients:
         for t in c.targets(env, opts.kinds, opts.scope, launcher):
-            if t.key in seen:
-                seen[t.key][1].append(c.id)
-            else:
-                seen[t.key] = (t, [c.id])
-    return [(t, describe(t, tuple(ids))) for t, ids in seen.values()]
+            t = _canonical(t, state)
+            same = seen.setdefault((os.path.realpath(t.path), t.where), ([], []))
+            same[0].append(t)
+            if c.id not in same[1]:
+                same[1].append(c.id)
+    out: list[tuple[Target, str]] = []
+    for names, ids in seen.values():
+        recorded = [t for t in names if state.get(t.key) is not None]
+        plain = [t for t in names if not _is_link(t.path)]
+        t = (recorded or plain or names)[0]
+        out.append((t, describe(t, tuple(ids))))
+    return out
 
 
 def _show(plan: Plan, ui: Ui, action: str, quiet_absent: bool) -> None:
@@ -116,8 +147,8 @@ def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None 
         missing = [k for k in opts.kinds if not c.supports(env, k, opts.scope)]
         if missing and opts.kinds != KINDS:
             ui.err(f"codepith: {c.name} has no {' or '.join(missing)} at {opts.scope} scope; skipped")
-    targets = _targets(clients, env, opts, launcher)
     state = State(state_dir(env))
+    targets = _targets(clients, env, opts, launcher, state)
     if action == "install":
         plan = plan_install(targets, state, opts.force)
     else:
