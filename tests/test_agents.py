@@ -747,3 +747,26 @@ def test_claude_md_linked_to_agents_md_is_one_file(home: Home, capsys: pytest.Ca
     assert cli("uninstall", *both) == 0
     assert "changed since the plan" not in capsys.readouterr().err
     assert agents_md.read_text() == "# Rules\n" and (home.project / "CLAUDE.md").is_symlink()
+
+
+def test_a_shared_block_stays_while_another_installed_client_uses_it(
+    home: Home, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Codex and Cursor both read ./AGENTS.md: uninstalling Codex keeps the block for Cursor, and says so."""
+    project = ("--scope", "project", "--type", "instructions", "--yes")
+    agents_md = home.project / "AGENTS.md"
+    assert cli("install", "--agent", "codex", "--agent", "cursor", *project) == 0
+    block = agents_md.read_text()
+    capsys.readouterr()
+    assert cli("uninstall", "--agent", "codex", *project) == 0
+    assert f"kept in {agents_md}: Cursor still uses it" in capsys.readouterr().out
+    assert agents_md.read_text() == block
+    assert cli("uninstall", "--agent", "cursor", *project) == 0
+    assert not agents_md.exists()
+    # a client that joins later (the block is already there) counts as a user too
+    assert cli("install", "--agent", "codex", *project) == 0
+    assert cli("install", "--agent", "vscode", *project) == 0
+    assert cli("uninstall", "--agent", "codex", *project) == 0
+    assert agents_md.read_text() == block
+    assert cli("uninstall", "--agent", "vscode", *project) == 0
+    assert not agents_md.exists()

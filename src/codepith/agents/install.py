@@ -100,7 +100,7 @@ def _is_link(path: Path) -> bool:
 
 def _targets(
     clients: list[Client], env: Env, opts: Options, launcher: Launcher, state: State
-) -> list[tuple[Target, str]]:
+) -> list[tuple[Target, str, tuple[str, ...]]]:
     """Every target of the chosen clients; one file shared by several (AGENTS.md, or CLAUDE.md linked to
     it) is one target, named as its record names it, else by its real name rather than a symlink."""
     seen: dict[tuple[str, tuple[str, ...]], tuple[list[Target], list[str]]] = {}
@@ -111,12 +111,12 @@ def _targets(
             same[0].append(t)
             if c.id not in same[1]:
                 same[1].append(c.id)
-    out: list[tuple[Target, str]] = []
+    out: list[tuple[Target, str, tuple[str, ...]]] = []
     for names, ids in seen.values():
         recorded = [t for t in names if state.get(t.key) is not None]
         plain = [t for t in names if not _is_link(t.path)]
         t = (recorded or plain or names)[0]
-        out.append((t, describe(t, tuple(ids))))
+        out.append((t, describe(t, tuple(ids)), tuple(ids)))
     return out
 
 
@@ -164,9 +164,8 @@ def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None 
         ui.out(diff.rstrip("\n") if diff else "no changes")
         return status
     if not plan.changes:
-        if plan.stale:  # the entries are gone (removed by hand): so is the need to remember them
-            for key in plan.stale:
-                state.forget(key)
+        if plan.stale or plan.records:  # entries removed by hand, or a shared block's users changed
+            plan.bookkeep(state)
             try:
                 state.save()
             except OSError as exc:  # a stale record is harmless: the next run drops it again

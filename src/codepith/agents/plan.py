@@ -50,6 +50,7 @@ class Plan:
     changes: list[Change] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # records of entries that are gone already
+    records: list[Record] = field(default_factory=list)  # records to update with no file to write
 
     @property
     def problems(self) -> list[Note]:
@@ -66,6 +67,13 @@ class Plan:
             out.extend(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
         return "".join(out)
 
+    def bookkeep(self, state: State) -> None:
+        """Update the records that change with no file written (saved with the next ``state.save()``)."""
+        for key in self.stale:
+            state.forget(key)
+        for rec in self.records:
+            state.put(rec)
+
     def _fail(self, c: Change, message: str) -> None:
         self.notes.append(Note(c.target, c.label, "error", message))
 
@@ -77,8 +85,7 @@ class Plan:
         when the record cannot be saved, the file's old bytes are put back.
         """
         done: list[str] = []
-        for key in self.stale:
-            state.forget(key)
+        self.bookkeep(state)
         for c in self.changes:
             path = c.target.path
             try:
@@ -228,9 +235,13 @@ def _parse_error(t: Target, exc: Exception) -> str:
     return f"{t.path}: cannot read it as {kind} ({exc}); left untouched"
 
 
-def plan_install(targets: list[tuple[Target, str]], state: State, force: bool) -> Plan:
+def _users(*groups: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(c for g in groups for c in g))
+
+
+def plan_install(targets: list[tuple[Target, str, tuple[str, ...]]], state: State, force: bool) -> Plan:
     plan = Plan()
-    for t, label in targets:
+    for t, label, ids in targets:
         try:
             before, text = _read_text(t.path)
             existing = _current(t, text)
@@ -240,6 +251,8 @@ def plan_install(targets: list[tuple[Target, str]], state: State, force: bool) -
         rec = state.get(t.key)
         if existing == t.value:
             plan.notes.append(Note(t, label, "unchanged", f"already installed: {t.path}"))
+            if rec is not None and not set(ids) <= set(rec.clients):  # one more client uses the shared block
+                plan.records.append(replace(rec, clients=_users(rec.clients, ids)))
             continue
         ours = existing is not None and ((rec is not None and rec.value == existing) or _ours_by_look(t, existing))
         if existing is not None and not ours and not force:
@@ -268,9 +281,12 @@ def plan_install(targets: list[tuple[Target, str]], state: State, force: bool) -
                     value=t.value,
                     installed_sha256=writes.sha256(after) or "",
                     original=rec.original if unchanged_since else None,
+                    clients=_users(rec.clients, ids),
                 )
             else:  # codepith's by its markers, record lost: no pristine bytes to go back to
-                record = Record(str(t.path), t.where, t.value, None, False, writes.sha256(after) or "", None)
+                record = Record(
+                    str(t.path), t.where, t.value, None, False, writes.sha256(after) or "", None, clients=ids
+                )
         else:  # the file holds nothing of codepith's (or, forced, someone else's entry): its bytes are the original
             pristine = True
             record = Record(
@@ -282,6 +298,7 @@ def plan_install(targets: list[tuple[Target, str]], state: State, force: bool) -
                 writes.sha256(after) or "",
                 None,
                 replaced=existing,
+                clients=ids,
             )
         plan.changes.append(
             Change(
@@ -297,9 +314,16 @@ def plan_install(targets: list[tuple[Target, str]], state: State, force: bool) -
     return plan
 
 
-def plan_uninstall(targets: list[tuple[Target, str]], state: State, force: bool) -> Plan:
+def _still_there(t: Target, text: str) -> bool:
+    try:
+        return _current(t, text) is not None
+    except (CodepithError, ValueError):
+        return True  # unreadable: certainly not to be removed here
+
+
+def plan_uninstall(targets: list[tuple[Target, str, tuple[str, ...]]], state: State, force: bool) -> Plan:
     plan = Plan()
-    for t, label in targets:
+    for t, label, ids in targets:
         rec = state.get(t.key)
         try:
             before, text = _read_text(t.path)
@@ -310,6 +334,14 @@ def plan_uninstall(targets: list[tuple[Target, str]], state: State, force: bool)
             plan.notes.append(Note(t, label, "absent", f"not installed: {t.path} does not exist"))
             if rec is not None:
                 plan.stale.append(t.key)
+            continue
+        others = tuple(c for c in rec.clients if c not in ids) if rec is not None else ()
+        if rec is not None and others and _still_there(t, text):  # another client still reads this block
+            names = ", ".join(CLIENTS[c].name for c in others if c in CLIENTS)
+            plan.notes.append(
+                Note(t, label, "unchanged", f"kept in {t.path}: {names} still use{'s' * (len(others) == 1)} it")
+            )
+            plan.records.append(replace(rec, clients=others))
             continue
         if rec is not None and writes.sha256(before) == rec.installed_sha256:
             original = writes.read(Path(rec.original)) if rec.original else None

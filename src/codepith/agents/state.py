@@ -32,6 +32,7 @@ class Record:
     original: str | None  # backup of the bytes before install, when uninstall can restore them exactly
     replaced: Any = None  # someone else's entry that ``--force`` replaced: uninstall puts it back
     dirs_created: tuple[str, ...] = ()  # folders made to hold a new file, removed with it when empty
+    clients: tuple[str, ...] = ()  # the clients installed into it (several share AGENTS.md); () unknown
 
     @property
     def key(self) -> str:
@@ -65,6 +66,7 @@ class State:
                         "where": tuple(item["where"]),
                         "created": None if item.get("created") is None else tuple(item["created"]),
                         "dirs_created": tuple(item.get("dirs_created") or ()),
+                        "clients": tuple(item.get("clients") or ()),
                     }
                 )
                 self.records[rec.key] = rec
