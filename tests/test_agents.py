@@ -770,3 +770,21 @@ def test_a_shared_block_stays_while_another_installed_client_uses_it(
     assert agents_md.read_text() == block
     assert cli("uninstall", "--agent", "vscode", *project) == 0
     assert not agents_md.exists()
+
+
+def test_end_of_input_at_a_question_writes_nothing(home: Home) -> None:
+    """Ctrl-D at either question is a no: nothing written, exit 1, no internal error."""
+    from codepith.agents.clients import Env
+    from codepith.agents.install import Options, Ui, run
+
+    (home.home / ".gemini").mkdir()
+    lines: list[str] = []
+
+    def eof(prompt: str) -> str:
+        raise EOFError
+
+    ui = Ui(lines.append, lines.append, eof, True)
+    assert run("install", Options(kinds=("mcp",)), Env.from_os(), ui) == 1
+    assert run("install", Options(agents=("gemini",), kinds=("mcp",)), Env.from_os(), ui) == 1
+    assert sum("nothing written" in line for line in lines) == 2
+    assert list((home.home / ".gemini").iterdir()) == []

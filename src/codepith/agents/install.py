@@ -133,6 +133,13 @@ def _show(plan: Plan, ui: Ui, action: str, quiet_absent: bool) -> None:
         ui.out(f"  {sign} {c.action} {c.label}: {c.target.path}")
 
 
+def _no_answer(ui: Ui) -> int:
+    """Input ended at a question (Ctrl-D): that is no, not an error."""
+    ui.out("")  # the prompt's line was left open
+    ui.err("codepith: no answer (end of input): nothing written")
+    return EXIT_INCOMPLETE
+
+
 def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None = None) -> int:
     if opts.scope not in SCOPES:
         raise CodepithError(f"unknown scope {opts.scope!r}; choose from {', '.join(SCOPES)}")
@@ -140,7 +147,10 @@ def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None 
     if opts.agents:
         clients = [CLIENTS[i] for i in client_ids(opts.agents)]
     else:
-        clients = _choose(env, ui if not opts.yes else Ui(ui.out, ui.err, ui.ask, False), action)
+        try:
+            clients = _choose(env, ui if not opts.yes else Ui(ui.out, ui.err, ui.ask, False), action)
+        except EOFError:
+            return _no_answer(ui)
     if not clients:
         raise CodepithError(f"no agent client found on this machine; name one with --agent ({', '.join(CLIENTS)})")
     for c in clients:
@@ -179,7 +189,11 @@ def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None 
                 "codepith: not a terminal: nothing written; run again with --yes to apply (--dry-run shows the diff)"
             )
             return EXIT_INCOMPLETE
-        if ui.ask("Apply these changes? [y/N] ").strip().lower() not in ("y", "yes"):
+        try:
+            answer = ui.ask("Apply these changes? [y/N] ")
+        except EOFError:
+            return _no_answer(ui)
+        if answer.strip().lower() not in ("y", "yes"):
             ui.out("nothing written")
             return EXIT_INCOMPLETE
     for line in plan.apply(state):
