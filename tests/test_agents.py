@@ -788,3 +788,15 @@ def test_end_of_input_at_a_question_writes_nothing(home: Home) -> None:
     assert run("install", Options(agents=("gemini",), kinds=("mcp",)), Env.from_os(), ui) == 1
     assert sum("nothing written" in line for line in lines) == 2
     assert list((home.home / ".gemini").iterdir()) == []
+
+
+@pytest.mark.parametrize("together", [True, False], ids=["one-run", "separate-runs"])
+def test_uninstall_removes_the_folder_install_made_for_several_files(home: Home, together: bool) -> None:
+    """~/.gemini made by install holds settings.json and GEMINI.md: once both are gone, so is the folder
+    (left behind, it would make Gemini CLI count as set up on this machine)."""
+    kinds = [("--type", "all")] if together else [("--type", "mcp"), ("--type", "instructions")]
+    for kind in kinds:
+        assert cli("install", "--agent", "gemini", *kind, "--yes") == 0
+    for kind in kinds:
+        assert cli("uninstall", "--agent", "gemini", *kind, "--yes") == 0
+    assert not (home.home / ".gemini").exists()

@@ -85,6 +85,7 @@ class Plan:
         when the record cannot be saved, the file's old bytes are put back.
         """
         done: list[str] = []
+        emptied: list[Path] = []  # folders install made for files deleted here: removed at the end if empty
         self.bookkeep(state)
         for c in self.changes:
             path = c.target.path
@@ -106,8 +107,6 @@ class Plan:
             try:
                 if c.after is None:
                     writes.remove(path)
-                    if old is not None:
-                        writes.remove_empty_dirs([Path(d) for d in old.dirs_created])
                 else:
                     writes.write_atomic(path, c.after)
             except OSError as exc:
@@ -121,8 +120,7 @@ class Plan:
                 rec = c.record
                 if c.original_is_before:
                     rec = replace(rec, original=str(saved) if saved else None)
-                if new_dirs:
-                    rec = replace(rec, dirs_created=tuple(str(d) for d in new_dirs))
+                rec = replace(rec, dirs_created=_dirs_holding(path, new_dirs, rec, state))
                 state.put(rec)
             try:
                 state.save()
@@ -130,10 +128,23 @@ class Plan:
                 state.records = records
                 self._fail(c, f"cannot save the install record {state.file} ({_why(exc)}); {_undo(c, new_dirs, saved)}")
                 continue
+            if c.after is None and old is not None:
+                emptied.extend(Path(d) for d in old.dirs_created)
             verb = {"add": "added", "update": "updated", "remove": "removed", "restore": "restored"}[c.action]
             extra = f" (backup: {saved})" if saved else ""
             done.append(f"{verb} {c.label}: {path}{extra}")
+        writes.remove_empty_dirs(emptied)
         return done
+
+
+def _dirs_holding(path: Path, new_dirs: list[Path], rec: Record, state: State) -> tuple[str, ...]:
+    """The folders install made that hold ``path``: made for it now, or earlier for another file in
+    them. Every file's record names them, so whichever file uninstall deletes last takes them along."""
+    parent = path.parent
+    made = {str(d) for d in new_dirs} | set(rec.dirs_created)
+    for other in state.records.values():
+        made.update(d for d in other.dirs_created if Path(d) == parent or Path(d) in parent.parents)
+    return tuple(sorted(made, key=lambda d: len(Path(d).parts)))
 
 
 def _why(exc: OSError) -> str:

@@ -85,8 +85,8 @@ def missing_dirs(folder: Path) -> list[Path]:
 
 def remove_empty_dirs(folders: list[Path]) -> None:
     """Remove ``folders`` (innermost first) where they are empty; a folder with anything in it stays."""
-    for folder in reversed(folders):
+    for folder in sorted(set(folders), key=lambda f: len(f.parts), reverse=True):
         try:
             folder.rmdir()
         except OSError:
-            return
+            pass
