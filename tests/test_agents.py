@@ -800,3 +800,16 @@ def test_uninstall_removes_the_folder_install_made_for_several_files(home: Home,
     for kind in kinds:
         assert cli("uninstall", "--agent", "gemini", *kind, "--yes") == 0
     assert not (home.home / ".gemini").exists()
+
+
+def test_a_number_too_long_to_read_is_a_file_that_cannot_be_read(
+    home: Home, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = home.home / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"n": ' + "1" * 5000 + "}\n")
+    before = path.read_bytes()
+    assert cli("install", "--agent", "gemini", "--type", "mcp", "--yes") == 1
+    err = capsys.readouterr().err
+    assert "cannot read it as JSON" in err and "left untouched" in err and "internal error" not in err
+    assert path.read_bytes() == before

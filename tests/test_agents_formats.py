@@ -69,6 +69,7 @@ def test_jsonc_insert_and_remove_are_exact_inverses(text: str) -> None:
         ("/* open", "unterminated comment"),
         ('{"a": "no end}', "unterminated string"),
         ("[1, 2]", "not an object"),
+        ('{"n": ' + "1" * 5000 + "}", "number of 5000 characters is too long to read at line 1 column 7"),
     ],
 )
 def test_jsonc_errors_say_where(bad: str, where: str) -> None:

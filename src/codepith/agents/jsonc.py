@@ -76,8 +76,12 @@ class _Parser:
             return Node(start, self.pos, text)
         m = _NUMBER.match(self.text, self.pos)
         if m and m.end() > self.pos:
+            try:
+                number = json.loads(m.group())
+            except ValueError:  # an integer past Python's digit limit (4300): not one a config needs
+                raise self.fail(f"a number of {m.end() - m.start()} characters is too long to read") from None
             self.pos = m.end()
-            return Node(m.start(), m.end(), json.loads(m.group()))
+            return Node(m.start(), m.end(), number)
         for word, val in _LITERALS.items():
             if self.text.startswith(word, self.pos):
                 self.pos += len(word)
