@@ -813,3 +813,14 @@ def test_a_number_too_long_to_read_is_a_file_that_cannot_be_read(
     err = capsys.readouterr().err
     assert "cannot read it as JSON" in err and "left untouched" in err and "internal error" not in err
     assert path.read_bytes() == before
+
+
+def test_an_instruction_file_that_was_there_before_stays_when_only_the_block_is_cut(home: Home) -> None:
+    """GEMINI.md existed (blank) before install; edited since, uninstall cuts the block and keeps the file."""
+    gemini_md = home.home / ".gemini" / "GEMINI.md"
+    gemini_md.parent.mkdir()
+    gemini_md.write_text("\n")
+    assert cli("install", "--agent", "gemini", "--type", "instructions", "--yes") == 0
+    gemini_md.write_text(gemini_md.read_text() + "\n")  # changed since: no exact restore, the block is cut
+    assert cli("uninstall", "--agent", "gemini", "--type", "instructions", "--yes") == 0
+    assert gemini_md.exists() and gemini_md.read_text().strip() == ""

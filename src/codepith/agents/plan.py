@@ -204,8 +204,9 @@ def _set(t: Target, text: str) -> tuple[str, tuple[str, ...] | None]:
     return t.value, None
 
 
-def _remove(t: Target, text: str, created: tuple[str, ...] | None) -> str | None:
+def _remove(t: Target, text: str, rec: Record | None) -> str | None:
     """The text without codepith's part; None when nothing else is left and the file should go."""
+    created = rec.created if rec else None
     if t.fmt == "json":
         new = jsonc.remove_member(text, t.where)
         if created is not None:  # the objects install made to hold the entry go too, once empty
@@ -219,7 +220,8 @@ def _remove(t: Target, text: str, created: tuple[str, ...] | None) -> str | None
         return tomlfile.remove_table(text, t.where)
     if t.fmt == "markdown":
         new = markdown.remove_block(text)
-        return None if new.strip() == "" else new
+        existed = rec is not None and not rec.file_created  # the person's file, empty or not: it stays
+        return None if new.strip() == "" and not existed else new
     return None
 
 
@@ -385,7 +387,7 @@ def plan_uninstall(targets: list[tuple[Target, str, tuple[str, ...]]], state: St
             if rec is not None and rec.replaced is not None and t.fmt != "markdown":
                 new = _put_back(t, text, rec.replaced)
             else:
-                new = _remove(t, text, rec.created if rec else None)
+                new = _remove(t, text, rec)
         except (CodepithError, ValueError) as exc:
             plan.notes.append(Note(t, label, "error", _parse_error(t, exc)))
             continue
