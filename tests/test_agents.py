@@ -824,3 +824,20 @@ def test_an_instruction_file_that_was_there_before_stays_when_only_the_block_is_
     gemini_md.write_text(gemini_md.read_text() + "\n")  # changed since: no exact restore, the block is cut
     assert cli("uninstall", "--agent", "gemini", "--type", "instructions", "--yes") == 0
     assert gemini_md.exists() and gemini_md.read_text().strip() == ""
+
+
+@pytest.mark.parametrize(
+    "agent, kind, name, text",
+    [("gemini", "instructions", "GEMINI.md", "Be brief."), ("codex", "mcp", "config.toml", 'model = "o3"')],
+)
+def test_cut_mode_keeps_a_file_without_a_final_newline_so(
+    home: Home, agent: str, kind: str, name: str, text: str
+) -> None:
+    """Install appends after a newline it adds; cutting codepith's part out again takes that newline too."""
+    path = (home.home / ".gemini" if agent == "gemini" else home.codex_home) / name
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    assert cli("install", "--agent", agent, "--type", kind, "--yes") == 0
+    path.write_text(path.read_text().replace(text, text.upper()))  # edited since: the entry is cut out
+    assert cli("uninstall", "--agent", agent, "--type", kind, "--yes") == 0
+    assert path.read_text() == text.upper()

@@ -334,6 +334,22 @@ def _still_there(t: Target, text: str) -> bool:
         return True  # unreadable: certainly not to be removed here
 
 
+def _had_no_final_newline(rec: Record) -> bool:
+    """The file install first wrote into did not end with a newline (from its backup; False unknown)."""
+    try:
+        original = writes.read(Path(rec.original)) if rec.original else None
+    except OSError:
+        return False
+    return original is not None and original != b"" and not original.endswith(b"\n")
+
+
+def _without_final_newline(text: str) -> str:
+    for nl in ("\r\n", "\n"):
+        if text.endswith(nl):
+            return text[: -len(nl)]
+    return text
+
+
 def plan_uninstall(targets: list[tuple[Target, str, tuple[str, ...]]], state: State, force: bool) -> Plan:
     plan = Plan()
     for t, label, ids in targets:
@@ -394,5 +410,7 @@ def plan_uninstall(targets: list[tuple[Target, str, tuple[str, ...]]], state: St
         if new is not None and rec is not None and rec.file_created and t.fmt == "json":
             if jsonc.parse(new).value in ({}, None):
                 new = None
+        if new is not None and rec is not None and text.startswith(new) and _had_no_final_newline(rec):
+            new = _without_final_newline(new)  # install's block went at the end, after a newline it added
         plan.changes.append(Change(t, label, before, None if new is None else _encode(new), "remove", None))
     return plan
