@@ -349,3 +349,18 @@ def test_an_option_given_as_two_dashes_is_judged_as_that_value(
     assert main([a.format(root=tmp_path) for a in argv]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("codepith: error: ") and "--" in line.removeprefix("codepith: error: "), line
+
+
+def test_options_left_out_keep_their_defaults(tmp_path: Path) -> None:
+    """The --opt=-- repair must not touch an option not given: `mcp` with no --allow is not `--allow --`."""
+    from codepith.surfaces.cli import _restore_dropped_values, build_parser
+
+    parser = build_parser()
+    for argv in (["mcp"], ["mcp", str(tmp_path)], ["install", "--dry-run"], ["search", "q", str(tmp_path)]):
+        args = parser.parse_args(argv)
+        before = dict(vars(args))
+        _restore_dropped_values(parser, args)
+        assert vars(args) == before, argv
+    args = parser.parse_args(["mcp", "--allow=--", "--allow", str(tmp_path)])
+    _restore_dropped_values(parser, args)
+    assert args.allow == ["--", str(tmp_path)]

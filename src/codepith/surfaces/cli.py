@@ -565,10 +565,11 @@ def _restore_dropped_values(parser: argparse.ArgumentParser, args: argparse.Name
             if not action.option_strings or action.nargs is not None:
                 continue
             got = getattr(args, action.dest, None)
-            if got == []:  # --opt=--
+            if isinstance(action, argparse._AppendAction):  # noqa: SLF001 - --allow=-- appends []
+                if isinstance(got, list) and [] in got:
+                    setattr(args, action.dest, [_judged(action) if g == [] else g for g in got])
+            elif isinstance(action, argparse._StoreAction) and got == []:  # noqa: SLF001 - --opt=--
                 setattr(args, action.dest, _judged(action))
-            elif isinstance(action, argparse._AppendAction) and isinstance(got, list) and [] in got:  # noqa: SLF001
-                setattr(args, action.dest, [_judged(action) if g == [] else g for g in got])  # --allow=--
 
 
 def _judged(action: argparse.Action) -> object:
