@@ -364,3 +364,52 @@ def test_options_left_out_keep_their_defaults(tmp_path: Path) -> None:
     args = parser.parse_args(["mcp", "--allow=--", "--allow", str(tmp_path)])
     _restore_dropped_values(parser, args)
     assert args.allow == ["--", str(tmp_path)]
+
+
+def test_a_first_build_that_stopped_is_unfinished_not_an_orphan(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A first build killed before its generation completed has no source.json yet: it was listed as
+    'orphan: source gone' (its source there all along) and 'clear orphans' deleted what resume needs."""
+    from codepith.store import layout
+
+    keep, debris = _indexed_pair(capsys, tmp_path, "keep", "debris")
+    entries = {e.root: e for e in layout.list_cached()}
+    (entries[str(keep.resolve())].folder / "source.json").unlink()  # as before the first generation completed
+    damaged = entries[str(debris.resolve())].folder
+    (damaged / "source.json").unlink()
+    for part in damaged.glob("manifest.sqlite*"):  # no manifest either: debris
+        part.unlink()
+    _, out, _ = run(capsys, "cache")
+    line = next(x for x in out.splitlines() if str(keep.resolve()) in x)
+    assert "unfinished" in line and "orphan" not in line, out
+    code, out, _ = run(capsys, "clear", "orphans")
+    assert code == 0 and "removed 1 cached index" in out
+    assert entries[str(keep.resolve())].folder.exists() and not damaged.exists()
+
+
+def test_clear_all_removes_clones_and_cache_lists_them(tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import subprocess as sp
+
+    from codepith.service.repos import ALLOW_FILE_URLS_ENV
+
+    src = tmp_path / "src"
+    write(src, {"x.py": "def cloned_here():\n    return 1\n"})
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    sp.run([*git, "init", "-q", str(src)], check=True)
+    sp.run([*git, "-C", str(src), "add", "."], check=True)
+    sp.run([*git, "-C", str(src), "commit", "-qm", "x"], check=True)
+    monkeypatch.setenv(ALLOW_FILE_URLS_ENV, "1")
+    url = src.as_uri()
+    assert run(capsys, "index", url)[0] == 0
+    _, out, _ = run(capsys, "cache")
+    assert "1 cloned repository" in out and url in out
+    code, out, _ = run(capsys, "clear", "all")
+    assert code == 0 and f"removed clone of {url}" in out
+    _, out, _ = run(capsys, "cache")
+    assert "cloned" not in out
+
+
+def test_outline_of_a_name_past_the_file_system_limit_is_one_line(tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, {"a.py": "def a():\n    return 1\n"})
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "outline", "a" * 300)
+    assert code == 2 and err.count("\n") == 1 and "internal error" not in err and len(err) < 400, err

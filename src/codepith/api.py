@@ -25,6 +25,7 @@ from codepith.index.repo import RepoData
 from codepith.limits import MAX_TOP_K
 from codepith.memory import prefer_small_pages
 from codepith.model.loader import StaticModel, load_model
+from codepith.output.names import show_name
 from codepith.search import engine
 from codepith.search.query import bound_query
 from codepith.search.ranking import is_test_path
@@ -616,7 +617,7 @@ class Index:
         scope = rel.rstrip("/")
         inside = [c for c in corpus.chunks if not scope or c.file_path.startswith(scope + "/")]
         if not inside:
-            raise PathError(f"nothing indexed under {path}")
+            raise PathError(f"nothing indexed under {show_name(path if len(path) <= 200 else path[:200] + '...')}")
         focus_files: dict[str, float] = {}
         terms: list[str] = []
         words = [w for w in (focus or "").split() if not corpus.chunk_indices(w)]

@@ -180,6 +180,53 @@ def repos_root(cache: Path | None = None) -> Path:
     return cache_root() / "repos"
 
 
+@dataclass(frozen=True)
+class Clone:
+    """A clone in the cache: what it is of (``?`` for one never completed) and what it takes."""
+
+    url: str
+    ref: str | None
+    folder: Path  # the clone's own folder under repos/, removed whole
+    bytes: int
+
+
+def list_clones(cache: Path | None = None) -> list[Clone]:
+    """Every clone under the cache's ``repos/`` (for ``codepith cache`` and ``clear all``)."""
+    out: list[Clone] = []
+    try:
+        folders = sorted(p for p in repos_root(cache).iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return out
+    for folder in folders:
+        url, ref = "?", None
+        for marker in folder.glob(f"*/.git/{MARKER}"):
+            try:
+                got = json.loads(marker.read_text(encoding="utf-8"))
+                url, ref = str(got.get("url", "?")), got.get("ref")
+            except (OSError, ValueError, AttributeError):
+                pass
+        size = 0
+        for dirpath, _dirs, names in os.walk(folder):
+            for name in names:
+                try:
+                    size += os.lstat(os.path.join(dirpath, name)).st_size
+                except OSError:
+                    pass
+        out.append(Clone(url, ref if isinstance(ref, str) else None, folder, size))
+    return out
+
+
+def remove_clone(clone: Clone) -> str | None:
+    """Delete one clone: None when it is gone, else why (part of) it is still there."""
+    try:
+        shutil.rmtree(clone.folder)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return "still there" if os.path.lexists(clone.folder) else None
+
+
 def clone_dir(src: GitSource, cache: Path | None = None) -> Path:
     """The folder a clone of ``src`` lives in; named after the repository so corpus prefixes read well."""
     return repos_root(cache) / src.key / src.name

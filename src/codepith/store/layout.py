@@ -81,6 +81,7 @@ class CachedIndex:
     bytes: int
     updated: float
     format: int | None = None  # the index format it was written in (None: unknown)
+    finished: bool = True  # False: no generation completed yet (a first build stopped, or still running)
 
     @property
     def orphan(self) -> bool:
@@ -135,8 +136,39 @@ def list_cached(cache: Path | None = None) -> list[CachedIndex]:
                 )
             )
         except (OSError, ValueError, KeyError, TypeError):
-            out.append(CachedIndex(folder, "?", "?", "?", 0, 0, _folder_bytes(folder), 0.0))
+            out.append(_unfinished(folder))
     return out
+
+
+def _unfinished(folder: Path) -> CachedIndex:
+    """An index with no source.json: one whose first build has not completed (it was killed, which
+    resume picks up, or it runs now). What it indexes is in its manifest; without one it is debris."""
+    import sqlite3
+
+    meta: dict[str, str] = {}
+    manifest = folder / "manifest.sqlite"
+    if manifest.is_file():
+        try:
+            con = sqlite3.connect(f"{manifest.as_uri()}?mode=ro", uri=True, timeout=1.0)
+            try:
+                meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+            finally:
+                con.close()
+        except sqlite3.Error:
+            meta = {}
+    fmt = meta.get("format", "")
+    return CachedIndex(
+        folder,
+        meta.get("root", "?"),
+        meta.get("content", "?"),
+        "?",
+        0,
+        0,
+        _folder_bytes(folder),
+        0.0,
+        int(fmt) if fmt.isdigit() else None,
+        finished=False,
+    )
 
 
 def remove(entry: CachedIndex) -> str | None:

@@ -177,7 +177,7 @@ def cmd_outline(args: argparse.Namespace) -> int:
     path = args.path
     if args.root is not None:
         root = Path(args.root)
-    elif Path(path).is_dir():  # a folder: inside the working folder, map it within the working folder's index
+    elif _is_dir(path):  # a folder: inside the working folder, map it within the working folder's index
         folder, cwd = Path(path).resolve(), Path.cwd().resolve()
         inside = folder == cwd or cwd in folder.parents
         root, path = (cwd, folder.relative_to(cwd).as_posix()) if inside else (folder, ".")
@@ -194,6 +194,14 @@ def cmd_outline(args: argparse.Namespace) -> int:
     )
     print(text)
     return 0
+
+
+def _is_dir(path: str) -> bool:
+    """``Path.is_dir`` without its OSError for a name past the file system's limit (an internal error)."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -250,6 +258,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.updated)) if e.updated else "?"
         flag = "  (orphan: source gone)" if e.orphan else ""
+        if not e.finished:
+            flag += "  (unfinished: a first build stopped or running; the next build resumes it)"
         if e.outdated:
             flag += f"  (outdated: index format {e.format}, this version reads {store.FORMAT_VERSION})"
         model = e.model if len(e.model) <= 20 else "..." + e.model[-17:]
@@ -258,7 +268,20 @@ def cmd_cache(args: argparse.Namespace) -> int:
             f"{when:<16}  {e.root}{flag}"
         )
     print(f"{len(entries)} indexes, {_human_bytes(sum(e.bytes for e in entries))}")
+    _print_clones()
     return 0
+
+
+def _print_clones() -> None:
+    from codepith.output.names import show_name
+    from codepith.service.repos import list_clones
+
+    clones = list_clones()
+    if clones:
+        size = sum(c.bytes for c in clones)
+        print(f"{len(clones)} cloned repositor{'ies' if len(clones) != 1 else 'y'}, {_human_bytes(size)}:")
+        for c in clones:
+            print(f"  {c.url}" + (f" @{c.ref}" if c.ref else "") + f"  {show_name(str(c.folder))}")
 
 
 def cmd_clear(args: argparse.Namespace) -> int:
@@ -282,6 +305,14 @@ def cmd_clear(args: argparse.Namespace) -> int:
             failed.append((str(e.folder), why))
     if args.what == "all":
         from codepith.output.savings import stats_path
+        from codepith.service.repos import list_clones, remove_clone
+
+        for clone in list_clones():
+            why = remove_clone(clone)
+            if why is None:
+                print(f"removed clone of {clone.url}: {clone.folder}")
+            else:
+                failed.append((str(clone.folder), why))
 
         stats = stats_path()
         try:
