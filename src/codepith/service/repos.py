@@ -192,6 +192,8 @@ class Clone:
 
 def list_clones(cache: Path | None = None) -> list[Clone]:
     """Every clone under the cache's ``repos/`` (for ``codepith cache`` and ``clear all``)."""
+    from codepith.store.layout import folder_bytes
+
     out: list[Clone] = []
     try:
         folders = sorted(p for p in repos_root(cache).iterdir() if p.is_dir() and not p.is_symlink())
@@ -205,26 +207,15 @@ def list_clones(cache: Path | None = None) -> list[Clone]:
                 url, ref = str(got.get("url", "?")), got.get("ref")
             except (OSError, ValueError, AttributeError):
                 pass
-        size = 0
-        for dirpath, _dirs, names in os.walk(folder):
-            for name in names:
-                try:
-                    size += os.lstat(os.path.join(dirpath, name)).st_size
-                except OSError:
-                    pass
-        out.append(Clone(url, ref if isinstance(ref, str) else None, folder, size))
+        out.append(Clone(url, ref if isinstance(ref, str) else None, folder, folder_bytes(folder)))
     return out
 
 
 def remove_clone(clone: Clone) -> str | None:
     """Delete one clone: None when it is gone, else why (part of) it is still there."""
-    try:
-        shutil.rmtree(clone.folder)
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    return "still there" if os.path.lexists(clone.folder) else None
+    from codepith.store.layout import remove_folder
+
+    return remove_folder(clone.folder)
 
 
 def clone_dir(src: GitSource, cache: Path | None = None) -> Path:

@@ -99,7 +99,8 @@ class CachedIndex:
         return self.orphan or self.outdated
 
 
-def _folder_bytes(folder: Path) -> int:
+def folder_bytes(folder: Path) -> int:
+    """Bytes of the files below ``folder`` (links counted as themselves)."""
     total = 0
     for dirpath, _dirs, names in os.walk(folder):
         for name in names:
@@ -130,7 +131,7 @@ def list_cached(cache: Path | None = None) -> list[CachedIndex]:
                     src["model"],
                     int(src["files"]),
                     int(src["chunks"]),
-                    _folder_bytes(folder),
+                    folder_bytes(folder),
                     float(src["updated"]),
                     int(src["format"]) if isinstance(src.get("format"), int) else None,
                 )
@@ -164,7 +165,7 @@ def _unfinished(folder: Path) -> CachedIndex:
         "?",
         0,
         0,
-        _folder_bytes(folder),
+        folder_bytes(folder),
         0.0,
         int(fmt) if fmt.isdigit() else None,
         finished=False,
@@ -173,10 +174,15 @@ def _unfinished(folder: Path) -> CachedIndex:
 
 def remove(entry: CachedIndex) -> str | None:
     """Delete one cached index: None when it is gone, else why it (or part of it) is still there."""
+    return remove_folder(entry.folder)
+
+
+def remove_folder(folder: Path) -> str | None:
+    """Delete a folder of the cache (an index, a clone): None when it is gone, else why (part of) it stayed."""
     try:
-        shutil.rmtree(entry.folder)
+        shutil.rmtree(folder)
     except FileNotFoundError:
         pass
     except OSError as exc:
         return exc.strerror or str(exc)
-    return "still there" if os.path.lexists(entry.folder) else None
+    return "still there" if os.path.lexists(folder) else None
