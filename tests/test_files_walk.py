@@ -308,3 +308,16 @@ def test_selected() -> None:
     assert all(selected(kind, "all") for kind in ("code", "docs", "config"))
     with pytest.raises(CodepithError):
         selected("code", "everything")
+
+
+def test_a_link_to_a_secret_named_file_is_skipped_as_a_secret(tmp_path: Path) -> None:
+    make(tmp_path, {".env": "A=1\n", "keys/id_rsa": "key\n", "ok.py": "x = 1\n", "real.py": "y = 2\n"})
+    (tmp_path / "settings.py").symlink_to(".env")
+    (tmp_path / "conf.py").symlink_to(Path("keys") / "id_rsa")
+    (tmp_path / "alias.py").symlink_to("real.py")  # an ordinary link is still followed
+    for content in ("code", "all"):
+        result = walk(tmp_path, content=content)
+        assert {f.rel_path for f in result.files} == {"ok.py", "real.py"}
+        assert result.skipped_paths["settings.py"] == "secret"
+        assert result.skipped_paths["conf.py"] == "secret"
+        assert result.skipped_paths["alias.py"] == "symlink-duplicate"

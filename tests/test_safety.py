@@ -196,6 +196,25 @@ def test_secrets_are_never_indexed_in_any_content_mode(tmp_path: Path, content: 
         assert "app/pem.py" in pem.stdout  # a header alone is not a key
 
 
+def test_a_harmlessly_named_link_to_a_secret_file_is_never_indexed(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {"app/main.py": "def start_payment_service():\n    return 'ok'\n"})
+    (root / ".env").write_text("DATABASE_PASSWORD=hunter2-very-secret\n")
+    (root / "keys").mkdir()
+    (root / "keys" / "id_rsa").write_text("rotate zebra-kiwi-passphrase quarterly\n")
+    (root / "settings.py").symlink_to(".env")
+    (root / "conf.py").symlink_to(Path("keys") / "id_rsa")
+    (root / "app" / "deep.py").symlink_to(Path("..") / "settings.py")  # a chain of links ends at .env
+    for content in ("code", "all"):
+        status = cli("index", str(root), "--content", content)
+        assert status.returncode == 0, status.stderr
+        assert "secret: 5" in status.stdout, status.stdout  # .env, keys/id_rsa and the three links
+        for query in ("DATABASE_PASSWORD hunter2", "zebra kiwi passphrase"):
+            found = cli("search", query, str(root), "--content", content, "--format", "json", "-k", "50")
+            assert found.returncode == 0, found.stderr
+            paths = {r["file_path"] for r in json.loads(found.stdout)["results"]}
+            assert paths <= {"app/main.py"}, (content, query, paths)
+
+
 def test_secret_files_are_refused_by_cli_read(tmp_path: Path) -> None:
     root = secret_repo(tmp_path / "repo")
     for path in (".env", "id_rsa", "config/private_key.txt", "config/sa.json", "config/npm.ini", "docs/keys.md"):

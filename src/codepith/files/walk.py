@@ -414,6 +414,9 @@ class _Walker:
             if not include:
                 self._skip(folder, reason, rel)
                 return
+            if secret_name(os.path.basename(real)):  # settings.py -> .env: the name read would refuse
+                self._skip(folder, SECRET, rel)
+                return
             excluded = False
         if not self._inside_root(real):
             self._skip(folder, "symlink-outside-root", rel + ("/" if is_dir else ""))
