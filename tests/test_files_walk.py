@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -308,6 +311,40 @@ def test_selected() -> None:
     assert all(selected(kind, "all") for kind in ("code", "docs", "config"))
     with pytest.raises(CodepithError):
         selected("code", "everything")
+
+
+def walk_in_child(root: Path, content: str = "code") -> dict[str, object]:
+    """``walk`` in a child process, so a walk that blocks fails the test instead of hanging it."""
+    src = Path(__file__).resolve().parents[1] / "src"
+    code = (
+        "import json, sys; from pathlib import Path; from codepith.files.walk import walk; "
+        "r = walk(Path(sys.argv[1]), content=sys.argv[2]); "
+        "print(json.dumps({'files': [f.rel_path for f in r.files], 'skipped': r.skipped_paths}))"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(root), content], capture_output=True, text=True, env=env, timeout=120
+    )  # the timeout is a hang guard only
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("content", ["code", "all"])
+def test_fifos_and_devices_are_never_opened(tmp_path: Path, content: str) -> None:
+    make(tmp_path, {"bin/tool": "#!/bin/sh\necho hi\n", "app.py": "x = 1\n", ".codepithignore": "!forced\n"})
+    os.mkfifo(tmp_path / "bin" / "runme")  # extensionless: its first line was read for a '#!'
+    os.mkfifo(tmp_path / "forced")  # force-included: sniffed too
+    os.mkfifo(tmp_path / "x.py")
+    (tmp_path / "bin" / "tty").symlink_to("/dev/tty")  # a device reached through a link
+    (tmp_path / "bin" / "pipe").symlink_to("runme")
+    result = walk_in_child(tmp_path, content)
+    assert set(result["files"]) == {"app.py", "bin/tool"}  # type: ignore[arg-type]
+    skipped = result["skipped"]
+    assert isinstance(skipped, dict)
+    for rel in ("bin/runme", "forced", "x.py", "bin/pipe"):
+        assert skipped[rel] == "not-a-regular-file", (rel, skipped)
+    assert skipped["bin/tty"] in ("not-a-regular-file", "symlink-outside-root", "broken-symlink")
 
 
 def test_a_link_to_a_secret_named_file_is_skipped_as_a_secret(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Find the files to index under a root: stat only, ignore rules applied, every skip accounted for.
 
 The one exception to "stat only": an extensionless file gets its first 128 bytes read for a ``#!`` line,
-so scripts in bin/ and libexec/ are indexed under their language.
+so scripts in bin/ and libexec/ are indexed under their language; only a regular file is ever opened (a
+FIFO would block the walk), which the listing's file type tells without a syscall.
 
 Folders that are excluded (always-skipped names, virtualenvs, gitignored, codepithignored) are pruned
 before they are listed, unless a ``.codepithignore`` force-include line could reach inside; such a folder
@@ -88,11 +89,22 @@ class _Hidden:
     paths: list[tuple[str, bool]] = field(default_factory=list)  # (rel, is_dir), up to MAX_EXPLAINED in all
 
 
+_SNIFF_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+NOT_REGULAR = "not-a-regular-file"
+
+
 def _sniff_script(path: str) -> tuple[str, str] | None:
-    """Classify an extensionless file by its ``#!`` line: the one read a walk makes (a few bytes)."""
+    """Classify an extensionless file by its ``#!`` line: the one read a walk makes (a few bytes).
+
+    Callers pass only regular files (a FIFO would block the open forever); O_NONBLOCK guards against
+    one swapped in since the folder was listed.
+    """
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(128)
+        fd = os.open(path, _SNIFF_FLAGS)
+        try:
+            head = os.read(fd, 128)
+        finally:
+            os.close(fd)
     except OSError:
         return None
     language = shebang_language(head.split(b"\n", 1)[0].decode("utf-8", "replace"))
@@ -233,6 +245,7 @@ class _Walker:
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=False)
+                regular = is_link or is_dir or entry.is_file(follow_symlinks=False)  # d_type: no syscall
             except OSError:
                 self._skip(here, "unreadable", rel)
                 continue
@@ -248,7 +261,7 @@ class _Walker:
                 self.visited.add(sub.real)
                 subdirs.append(sub)
             else:
-                include, reason, found = self._judge_file(here, rel, entry.name)
+                include, reason, found = self._judge_file(here, rel, entry.name, regular)
                 if not include:
                     self._skip(here, reason, rel)
                     continue
@@ -336,15 +349,20 @@ class _Walker:
         return build_output_reason(name, inside, beside)
 
     def _judge_file(
-        self, folder: _Dir, rel: str, name: str
+        self, folder: _Dir, rel: str, name: str, regular: bool = True
     ) -> tuple[bool, str | None, tuple[str, str] | None]:
-        """(include, skip reason, (language, kind)) by names and ignore rules; a .codepithignore '!' wins."""
+        """(include, skip reason, (language, kind)) by names and ignore rules; a .codepithignore '!' wins.
+
+        ``regular``: False for a FIFO, socket or device, which is never opened to sniff a ``#!`` line.
+        """
         found = classify(rel)
         verdict = ignore.decide(folder.cpi, rel, False)
         if verdict is False:
             if secret_name(name):  # no '!' line brings a secret back
                 return False, SECRET, found
             if found is None and "." not in name:
+                if not regular:
+                    return False, NOT_REGULAR, found
                 found = _sniff_script(os.path.join(folder.path, name))
             return True, None, found or FORCED_FALLBACK
         if folder.excluded:
@@ -356,6 +374,8 @@ class _Walker:
         if reason is not None:
             return False, reason, found
         if found is None and "." not in name:
+            if not regular:
+                return False, NOT_REGULAR, found
             found = _sniff_script(os.path.join(folder.path, name))
         if found is None or not (self.every_kind or found[1] == self.content):
             return False, "unsupported-type", found
@@ -363,7 +383,7 @@ class _Walker:
 
     def _add_file(self, path: Path, rel: str, info: os.stat_result, found: tuple[str, str] | None) -> None:
         if not stat.S_ISREG(info.st_mode):
-            self._note("not-a-regular-file", rel)
+            self._note(NOT_REGULAR, rel)
             return
         if info.st_size > self.limit:
             self._note("too-large", rel)
@@ -396,8 +416,9 @@ class _Walker:
         try:
             target = os.stat(path)
         except FileNotFoundError:
-            include, reason, _ = self._judge_file(folder, rel, name)
-            self._skip(folder, "broken-symlink" if include or reason == "unsupported-type" else reason, rel)
+            include, reason, _ = self._judge_file(folder, rel, name, regular=False)
+            dangling = include or reason in ("unsupported-type", NOT_REGULAR)
+            self._skip(folder, "broken-symlink" if dangling else reason, rel)
             return
         except OSError:  # ELOOP: a chain of links pointing at each other
             self._skip(folder, "symlink-loop", rel)
@@ -410,7 +431,7 @@ class _Walker:
                 return
             excluded, found = sub.excluded, None
         else:
-            include, reason, found = self._judge_file(folder, rel, name)
+            include, reason, found = self._judge_file(folder, rel, name, stat.S_ISREG(target.st_mode))
             if not include:
                 self._skip(folder, reason, rel)
                 return
@@ -530,7 +551,7 @@ def walk_region(root: Path, rel: str, content: str = "code", max_file_bytes: int
                     return None
             continue
         if last:
-            include, reason, found = w._judge_file(folder, sub_rel, name)
+            include, reason, found = w._judge_file(folder, sub_rel, name, stat.S_ISREG(info.st_mode))
             if include:
                 w._add_file(Path(path), sub_rel, info, found)
             else:
