@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from codepith.files import ignore as ignore_module
 from codepith.files.ignore import decide, dir_skip_reason, file_skip_reason, parse_ignore_lines
 from codepith.files.walk import walk
 
@@ -217,3 +221,76 @@ def test_dir_skip_reasons() -> None:
         assert dir_skip_reason(name) == "always-skipped folder"
     for name in ("src", "lib", "env", "tests", "target", "build", "out", "dist"):  # judged by content
         assert dir_skip_reason(name) is None
+
+
+def test_an_ignore_file_linked_out_of_the_root_is_not_read(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    root = tmp_path / "repo"
+    outside = tmp_path / "outside-rules"
+    outside.write_text("*.py\n")
+    make(root, {"a/one.py": CODE, "b/two.py": CODE, "c/three.py": CODE, "rules/local": "three.py\n"})
+    (root / "a" / ".gitignore").symlink_to(outside)
+    (root / "b" / ".codepithignore").symlink_to(outside)
+    (root / "c" / ".gitignore").symlink_to(Path("..") / "rules" / "local")  # inside the root: read
+    with caplog.at_level("WARNING", logger="codepith"):
+        assert rels(root) == {"a/one.py", "b/two.py"}
+    assert sum("leads out of" in r.getMessage() for r in caplog.records) == 2
+
+
+def test_git_info_exclude_linked_out_of_git_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside-rules"
+    outside.write_text("*.py\n")
+    root = tmp_path / "repo"
+    make(root, {"main.py": CODE, ".git/HEAD": "ref: refs/heads/main\n"})
+    (root / ".git" / "info").mkdir()
+    (root / ".git" / "info" / "exclude").symlink_to(outside)
+    assert rels(root) == {"main.py"}
+    (root / ".git" / "info" / "exclude").unlink()
+    (root / ".git" / "info").rmdir()
+    (root / ".git" / "info").symlink_to(tmp_path)  # the folder leads out
+    outside.rename(tmp_path / "exclude")
+    assert rels(root) == {"main.py"}
+
+
+def test_a_worktree_reads_the_exclude_file_of_its_repository(tmp_path: Path) -> None:
+    common = tmp_path / "main" / ".git"
+    make(tmp_path, {"main/.git/HEAD": "ref: refs/heads/main\n", "main/.git/info/exclude": "scratch.py\n"})
+    (common / "objects").mkdir()
+    make(tmp_path, {"main/.git/worktrees/wt/commondir": "../..\n", "wt/scratch.py": CODE, "wt/main.py": CODE})
+    (tmp_path / "wt" / ".git").write_text(f"gitdir: {common / 'worktrees' / 'wt'}\n")
+    assert rels(tmp_path / "wt") == {"main.py"}
+    # a .git file naming a folder that is not a git repository: its info/exclude is not read
+    make(tmp_path, {"elsewhere/info/exclude": "main.py\n"})
+    (tmp_path / "wt" / ".git").write_text(f"gitdir: {tmp_path / 'elsewhere'}\n")
+    assert rels(tmp_path / "wt") == {"main.py", "scratch.py"}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_ignore_files_that_are_fifos_or_devices_are_not_opened(tmp_path: Path) -> None:
+    make(tmp_path, {"main.py": CODE, "sub/two.py": CODE, ".git/HEAD": "ref: refs/heads/main\n"})
+    (tmp_path / ".git" / "info").mkdir()
+    os.mkfifo(tmp_path / ".git" / "info" / "exclude")
+    os.mkfifo(tmp_path / ".gitignore")
+    os.mkfifo(tmp_path / ".codepithignore")
+    (tmp_path / "sub" / ".gitignore").symlink_to("/dev/zero")  # endless: it filled memory before
+    src = Path(__file__).resolve().parents[1] / "src"
+    code = "import sys; from pathlib import Path; from codepith.files.walk import walk; " + (
+        "print(sorted(f.rel_path for f in walk(Path(sys.argv[1])).files))"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, env=env, timeout=120
+    )  # the timeout is a hang guard only
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['main.py', 'sub/two.py']"
+
+
+def test_an_ignore_file_over_the_cap_uses_its_first_lines_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(ignore_module, "MAX_IGNORE_BYTES", 64)
+    filler = "".join(f"nothing{i:02d}.py\n" for i in range(4))  # 48 bytes
+    make(tmp_path, {".gitignore": filler + "early.py\nlate.py\n", "early.py": CODE, "late.py": CODE, "ok.py": CODE})
+    with caplog.at_level("WARNING", logger="codepith"):
+        assert rels(tmp_path) == {"late.py", "ok.py"}  # "late.py" ends past byte 64: not used
+    assert any("larger than 64 bytes" in r.getMessage() for r in caplog.records)
+

@@ -44,7 +44,7 @@ def service_account() -> str:
     )
 
 
-def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.update(server_env())
     return subprocess.run(
@@ -53,7 +53,7 @@ def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
         text=True,
         cwd=cwd,
         env=env,
-        timeout=600,
+        timeout=timeout,
     )
 
 
@@ -213,6 +213,28 @@ def test_a_harmlessly_named_link_to_a_secret_file_is_never_indexed(tmp_path: Pat
             assert found.returncode == 0, found.stderr
             paths = {r["file_path"] for r in json.loads(found.stdout)["results"]}
             assert paths <= {"app/main.py"}, (content, query, paths)
+
+
+def test_fifos_and_odd_ignore_files_never_block_or_leak_an_index(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {"app/main.py": "def start_payment_service():\n    return 'ok'\n"})
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside-line-zebra\n*.py\n")
+    os.mkfifo(root / "runme")  # extensionless: it used to be opened for a '#!' line
+    os.mkfifo(root / ".codepithignore")
+    (root / "sub").mkdir()
+    (root / "sub" / "keep.py").write_text("def kept():\n    return 1\n")
+    (root / "sub" / ".gitignore").symlink_to("/dev/zero")  # read without end before
+    (root / "app" / ".gitignore").symlink_to(outside)  # its lines hid app/main.py before
+    (root / ".git" / "info").mkdir(parents=True, exist_ok=True)
+    os.mkfifo(root / ".git" / "info" / "exclude")
+    status = cli("index", str(root), timeout=120)  # a hang guard only: a walk here takes well under a second
+    assert status.returncode == 0, status.stderr
+    assert "2 files" in status.stdout and "outside-line-zebra" not in status.stdout, status.stdout
+    assert "not-a-regular-file: 1 (e.g. runme)" in status.stdout, status.stdout
+    warnings = [line for line in status.stderr.splitlines() if line]
+    assert all(line.startswith("codepith: warning: ") for line in warnings), status.stderr
+    assert sum("not a regular file; not read" in line for line in warnings) == 2, status.stderr
+    assert sum("leads out of" in line for line in warnings) == 2, status.stderr
 
 
 def test_secret_files_are_refused_by_cli_read(tmp_path: Path) -> None:

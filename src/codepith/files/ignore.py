@@ -16,19 +16,30 @@ precedence the way git does, which a flat pathspec list cannot express for neste
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import functools
+import logging
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..output.names import show_name
 from .secrets import REASON as SECRET
 from .secrets import secret_name
 
+log = logging.getLogger("codepith")
+
 GITIGNORE = ".gitignore"
 CODEPITHIGNORE = ".codepithignore"
+# An ignore file is read up to this size; past it a warning says so and only the lines within it count.
+MAX_IGNORE_BYTES = 1_000_000
+MAX_GITFILE_BYTES = 4096  # a ``.git`` file or ``commondir``: one path
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 # Folders that hold tools' state, dependencies or build output, never the project's own code (``build``,
 # ``target``, ``out`` and ``dist`` are judged by what is inside them: see build_output.py). ``vendor``
@@ -260,19 +271,84 @@ def _merge(sources: list[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{src})" for src in sources), re.DOTALL)
 
 
-def load_ignore_file(path: str | Path, base: str = "", source: str | None = None) -> IgnoreFile | None:
+def load_ignore_file(
+    path: str | Path, base: str = "", source: str | None = None, within: str | None = None
+) -> IgnoreFile | None:
     """Read and compile one ignore file; an unreadable file counts as absent (the walk must go on).
 
-    ``source`` (default: ``base`` + the file's name) is how reports name the file.
+    ``source`` (default: ``base`` + the file's name) is how reports name the file. ``within`` (a real
+    folder path, the walk's root) bounds where a symlinked ignore file may lead: one whose real path is
+    outside it is not read. Only a regular file is read, and at most its first ``MAX_IGNORE_BYTES``
+    (see ``read_ignore_bytes``).
     """
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
     if source is None:
         source = base + os.path.basename(os.fspath(path))
+    data = read_ignore_bytes(path, within)
+    if data is None:
+        return None
     return _compiled(data, base, source)
+
+
+def read_ignore_bytes(path: str | Path, within: str | None = None) -> bytes | None:
+    """The bytes of an ignore file, or None (with a warning when it is there but refused).
+
+    Refused: anything but a regular file (a FIFO or a device is never read: the open does not block and
+    the type is checked on the open descriptor), and, when ``within`` is given, a symlink whose real path
+    is not inside it. A file over ``MAX_IGNORE_BYTES`` gives a warning, and only the lines that end
+    within its first ``MAX_IGNORE_BYTES`` are used.
+    """
+    name = os.fspath(path)
+    try:
+        fd = os.open(name, _READ_FLAGS | (_NOFOLLOW if within is not None else 0))
+    except OSError as exc:
+        if within is None or exc.errno != errno.ELOOP:  # absent or unreadable: as if there were none
+            return None
+        real = os.path.realpath(name)  # a symlink: read only if it stays inside ``within``
+        if not _inside(real, within):
+            _warn_once(f"{show_name(name)} is a symlink that leads out of {show_name(within)}; not read")
+            return None
+        try:
+            fd = os.open(real, _READ_FLAGS | _NOFOLLOW)
+        except OSError:
+            return None
+    chunks: list[bytes] = []
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            _warn_once(f"{show_name(name)} is not a regular file; not read")
+            return None
+        got = 0
+        while got <= MAX_IGNORE_BYTES:
+            chunk = os.read(fd, MAX_IGNORE_BYTES + 1 - got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > MAX_IGNORE_BYTES:
+        _warn_once(
+            f"{show_name(name)} is larger than {MAX_IGNORE_BYTES:,} bytes; only the lines within its first "
+            f"{MAX_IGNORE_BYTES:,} bytes are used"
+        )
+        data = data[: data.rfind(b"\n", 0, MAX_IGNORE_BYTES) + 1]
+    return data
+
+
+def _inside(real: str, folder: str) -> bool:
+    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """Log a warning about an ignore file once per process (a watched index walks again and again)."""
+    if message not in _warned:
+        _warned.add(message)
+        log.warning("%s", message)
 
 
 @functools.lru_cache(maxsize=256)
@@ -284,27 +360,56 @@ def _compiled(data: bytes, base: str, source: str) -> IgnoreFile | None:
 
 
 def git_info_exclude(root: str | Path) -> IgnoreFile | None:
-    """The repository-local ``.git/info/exclude`` of a root (also for worktrees whose .git is a file)."""
-    git = os.path.join(root, ".git")
-    if os.path.isdir(git):
-        return load_ignore_file(os.path.join(git, "info", "exclude"), "", ".git/info/exclude")
-    if os.path.isfile(git):
-        try:
-            with open(git, encoding="utf-8", errors="replace") as handle:
-                first = handle.readline().strip()
-        except OSError:
+    """The repository-local ``.git/info/exclude`` of a root (also for worktrees whose .git is a file).
+
+    Read only when its real path is inside the root's ``.git`` folder or, for a ``.git`` file (a
+    worktree, a submodule), inside the git folder that file names, which must look like one (``HEAD``,
+    ``objects/``): a symlinked ``.git`` or ``info``, or a ``.git`` file naming any other folder, is not
+    followed.
+    """
+    root_real = os.path.realpath(root)
+    git = os.path.join(root_real, ".git")
+    try:
+        info = os.lstat(git)
+    except OSError:
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        common = git
+    elif stat.S_ISREG(info.st_mode):
+        first = _small_text(git).partition("\n")[0].strip()
+        if not first.startswith("gitdir:"):
             return None
-        if first.startswith("gitdir:"):
-            gitdir = os.path.join(root, first[len("gitdir:") :].strip())
-            common = os.path.join(gitdir, "commondir")
-            if os.path.isfile(common):
-                try:
-                    with open(common, encoding="utf-8", errors="replace") as handle:
-                        gitdir = os.path.join(gitdir, handle.read().strip())
-                except OSError:
-                    pass
-            return load_ignore_file(os.path.join(gitdir, "info", "exclude"), "", ".git/info/exclude")
-    return None
+        gitdir = os.path.join(root_real, first[len("gitdir:") :].strip())
+        pointer = _small_text(os.path.join(gitdir, "commondir")).strip()
+        common = os.path.realpath(os.path.join(gitdir, pointer) if pointer else gitdir)
+        if not (os.path.isfile(os.path.join(common, "HEAD")) and os.path.isdir(os.path.join(common, "objects"))):
+            return None
+    else:
+        return None  # a symlinked .git is not followed
+    exclude = os.path.join(common, "info", "exclude")
+    if not os.path.lexists(exclude):
+        return None
+    real = os.path.realpath(exclude)
+    if not _inside(real, common):
+        _warn_once(f"{show_name(exclude)} is a symlink that leads out of {show_name(common)}; not read")
+        return None
+    return load_ignore_file(real, "", ".git/info/exclude", within=common)
+
+
+def _small_text(path: str) -> str:
+    """The start of a short regular file ("" when absent, not a regular file, or unreadable)."""
+    try:
+        fd = os.open(path, _READ_FLAGS | _NOFOLLOW)
+    except OSError:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return os.read(fd, MAX_GITFILE_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
 
 
 def decide(layers: Sequence[IgnoreFile], rel_path: str, is_dir: bool) -> bool | None:

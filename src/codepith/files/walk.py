@@ -292,11 +292,15 @@ class _Walker:
         git, cpi = folder.git, folder.cpi
         if ignore.GITIGNORE in names:
             self.watch.append(os.path.join(folder.path, ignore.GITIGNORE))
-            layer = ignore.load_ignore_file(os.path.join(folder.path, ignore.GITIGNORE), folder.rel)
+            layer = ignore.load_ignore_file(
+                os.path.join(folder.path, ignore.GITIGNORE), folder.rel, within=self.root_real
+            )
             git = (*git, layer) if layer else git
         if ignore.CODEPITHIGNORE in names:
             self.watch.append(os.path.join(folder.path, ignore.CODEPITHIGNORE))
-            layer = ignore.load_ignore_file(os.path.join(folder.path, ignore.CODEPITHIGNORE), folder.rel)
+            layer = ignore.load_ignore_file(
+                os.path.join(folder.path, ignore.CODEPITHIGNORE), folder.rel, within=self.root_real
+            )
             cpi = (*cpi, layer) if layer else cpi
         return _Dir(folder.path, folder.real, folder.rel, git, cpi, folder.excluded)
 
