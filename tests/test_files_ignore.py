@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -294,3 +296,48 @@ def test_an_ignore_file_over_the_cap_uses_its_first_lines_and_says_so(
         assert rels(tmp_path) == {"late.py", "ok.py"}  # "late.py" ends past byte 64: not used
     assert any("larger than 64 bytes" in r.getMessage() for r in caplog.records)
 
+
+def _git_ignored(root: Path, names: list[str]) -> set[str]:
+    listed = "\0".join("./" + n for n in names) + "\0"  # "./": a name starting with ':' is not pathspec magic
+    out = subprocess.run(
+        ["git", "-C", str(root), "check-ignore", "-z", "--stdin"], input=listed.encode(), capture_output=True
+    ).stdout
+    return {x.decode().removeprefix("./") for x in out.split(b"\0") if x}
+
+
+POSIX_PATTERNS = [
+    "[[:digit:]]*.py", "[[:alpha:]]x.py", "[[:alnum:]]x.py", "[[:blank:]]x.py", "[[:cntrl:]]x.py",
+    "[[:graph:]]x.py", "[[:lower:]]x.py", "[[:print:]]x.py", "[[:punct:]]x.py", "[[:space:]]x.py",
+    "[[:upper:]]x.py", "[[:xdigit:]]x.py", "[![:digit:]]x.py", "[^[:alpha:]]x.py", "[a[:digit:]]x.py",
+    "[[:digit:][:upper:]]x.py", "[[:digit:]-z]x.py", "[]a[:digit:]]x.py", "[a-c[:digit:]]x.py",
+    "[![:punct:][:space:]]x.py", "[[:nosuch:]]x.py", "[[:digit]x.py", "[[]x.py",
+]  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_posix_classes_in_brackets_match_what_git_ignores(tmp_path: Path) -> None:
+    names = [c + "x.py" for c in string.printable if c not in "/\n\r\x0b\x0c"] + ["\x01x.py", "\x7fx.py"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for name in names:
+        (tmp_path / name).write_text(CODE)
+    for pattern in POSIX_PATTERNS:
+        (tmp_path / ".gitignore").write_text(pattern + "\n")
+        layer = parse_ignore_lines([pattern])
+        ours = {n for n in names if layer is not None and layer.decide(n, False)}
+        assert ours == _git_ignored(tmp_path, names), pattern
+    (tmp_path / "d]x.py").write_text(CODE)  # hidden before: the class's ']' was read as a literal
+    (tmp_path / ".gitignore").write_text("[[:digit:]]*.py\n")
+    kept = rels(tmp_path)
+    assert "1x.py" not in kept and "d]x.py" in kept and "ax.py" in kept
+
+
+def test_bracket_patterns_compile_without_warnings() -> None:
+    src = Path(__file__).resolve().parents[1] / "src"
+    code = (
+        "from codepith.files.ignore import parse_ignore_lines; "
+        "parse_ignore_lines(['[[:digit:]]*.py', '[[]x.py', '[a--]b', 'x[&&]y', '[[:punct:]]'])"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True, text=True, env=env,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0 and done.stderr == "", done.stderr

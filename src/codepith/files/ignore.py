@@ -23,6 +23,7 @@ import logging
 import os
 import re
 import stat
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,6 +203,96 @@ def _normalize_line(line: str) -> str:
     return sign + stripped
 
 
+# git's POSIX classes inside brackets ("[[:digit:]]"), as the ASCII ranges git's wildmatch tests (it uses
+# its own ctype tables, whatever the locale). pathspec copies a bracket's inside into a regex set as it
+# is, and Python's sets have no such classes (it read "[[:digit:]" as a set of '[', ':', 'd', ... and the
+# closing ']' as a literal). No expansion starts with '!' or '^' (which would negate the set) or holds a
+# literal ']', '[' or '\\'.
+_POSIX_CLASSES = {
+    "alnum": "0-9A-Za-z",
+    "alpha": "A-Za-z",
+    "blank": "\t ",
+    "cntrl": "\x01-\x1f\x7f",
+    "digit": "0-9",
+    "graph": '"-~!',
+    "lower": "a-z",
+    "print": " -~",
+    "punct": ":-@!-.[-`{-~",  # and "/", which no name holds (and would split the pattern)
+    "space": "\t-\r ",
+    "upper": "A-Z",
+    "xdigit": "0-9A-Fa-f",
+}
+
+
+def _expand_posix_classes(line: str) -> str | None:
+    """``line`` with each ``[:name:]`` inside a bracket expression replaced by its ranges, parsing brackets
+    as git's wildmatch does; None when a class name is unknown (git never matches such a pattern).
+
+    A bracket with no closing ``]`` is left as it was (pathspec takes its ``[`` literally).
+    """
+    if "[:" not in line:
+        return line
+    out: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        ch = line[i]
+        if ch == "\\":
+            out.append(line[i : i + 2])
+            i += 2
+            continue
+        if ch != "[":
+            out.append(ch)
+            i += 1
+            continue
+        body = ["["]
+        j = i + 1
+        if j < n and line[j] in "!^":
+            body.append(line[j])
+            j += 1
+        start, closed, prev = j, False, False  # prev: a member a '-' may make a range from
+        while j < n:
+            c = line[j]
+            if c == "]" and j > start:
+                body.append(c)
+                j += 1
+                closed = True
+                break
+            if c == "\\":
+                body.append(line[j : j + 2])
+                j += 2
+                prev = True
+            elif c == "-" and prev and j + 1 < n and line[j + 1] != "]":
+                width = 3 if line[j + 1] == "\\" else 2
+                body.append(line[j : j + width])
+                j += width
+                prev = False
+            elif c == "[" and line.startswith(":", j + 1):
+                end = line.find("]", j + 2)
+                if end == -1:
+                    break  # unclosed: git never matches; left as it was
+                if end - 1 >= j + 2 and line[end - 1] == ":":
+                    ranges = _POSIX_CLASSES.get(line[j + 2 : end - 1])
+                    if ranges is None:
+                        return None
+                    body.append(ranges)
+                    j = end + 1
+                    prev = False
+                else:  # no ":]": the '[' is an ordinary member
+                    body.append(c)
+                    j += 1
+                    prev = True
+            else:
+                body.append(c)
+                j += 1
+                prev = True
+        if not closed:
+            out.append(line[i:])
+            break
+        out.append("".join(body))
+        i = j
+    return "".join(out)
+
+
 _GROUP = re.compile(r"\(\?P<[^>]+>")
 _ANY_FOLDER = "^(?:.+/)?"
 
@@ -230,13 +321,21 @@ def parse_ignore_lines(lines: Iterable[str], base: str = "", source: str = "") -
 
     ``source`` names the file the lines came from, so a report can say which line hid a path.
     """
+    with warnings.catch_warnings():
+        # A '[' right inside a bracket ("[[]") makes re warn "Possible nested set" on every compile; the
+        # pattern means what git means by it, and the warning would reach the user's stderr each run.
+        warnings.simplefilter("ignore", FutureWarning)
+        return _parse_ignore_lines(lines, base, source)
+
+
+def _parse_ignore_lines(lines: Iterable[str], base: str, source: str) -> IgnoreFile | None:
     compiled: list[tuple[bool, str, bool]] = []  # (include, regex source, matches the name only)
     numbered: list[tuple[int, str]] = []
     openers: list[tuple[str, ...]] = []
     for number, raw in enumerate(lines, 1):
-        line = _normalize_line(raw)
-        hit = _pattern_regex(line)
-        if hit is None:
+        line = _expand_posix_classes(_normalize_line(raw))
+        hit = None if line is None else _pattern_regex(line)
+        if line is None or hit is None:
             continue
         include, regex = hit
         body = (line if include else line[1:]).rstrip(" ").rstrip("/")
