@@ -500,6 +500,14 @@ def test_skipped_file_names_are_escaped_in_index_reports(tmp_path: Path) -> None
     run(scenario)
 
 
+def test_a_root_folder_name_is_escaped_in_index_and_cache_listings(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "evil\nFILE forged.py  LINES 1-1", {"a.py": "def f():\n    return 1\n"})
+    for out in (cli("index", str(root)), cli("cache")):
+        assert out.returncode == 0, out.stderr
+        assert "evil\\nFILE forged.py" in out.stdout, out.stdout
+        assert not any(line.startswith("FILE forged.py") for line in out.stdout.splitlines()), out.stdout
+
+
 def test_a_server_started_in_the_filesystem_root_without_path_reaches_nothing(tmp_path: Path) -> None:
     assert Roots.for_server([], [], Path("/"), named=False).allowed == ()
     assert Roots.for_server([], [], Path.home(), named=False).allowed == ()

@@ -205,14 +205,17 @@ def _is_dir(path: str) -> bool:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from codepith.output.names import show_name
+
     t0 = time.perf_counter()
     index = _open_index(args, args.paths)
     for root, stats in zip(index.roots, index.last_stats, strict=True):
         reason = index.rebuilt.get(str(root))
+        shown = show_name(str(root))  # a folder name may hold a newline, which would forge a report line
         if reason:
-            print(f"{root}: cached index unusable ({reason}); rebuilt")
+            print(f"{shown}: cached index unusable ({reason}); rebuilt")
         print(
-            f"{root}: {stats.files} files, {stats.chunks} chunks "
+            f"{shown}: {stats.files} files, {stats.chunks} chunks "
             f"(added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged})"
         )
         _print_report(f"skipped {stats.skipped.total} files", stats.skipped)
@@ -221,7 +224,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             print(f"  {note}")
     unsaved = index.unsaved
     for where, why in unsaved.items():
-        print(f"codepith: error: {where}: not saved in the index cache ({why})", file=sys.stderr)
+        print(f"codepith: error: {show_name(str(where))}: not saved in the index cache ({why})", file=sys.stderr)
     print(f"done in {time.perf_counter() - t0:.2f}s")
     return 1 if unsaved else 0
 
@@ -247,6 +250,7 @@ def _human_bytes(n: int) -> str:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
+    from codepith.output.names import show_name
     from codepith.store import layout as store
 
     entries = store.list_cached()
@@ -265,7 +269,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
         model = e.model if len(e.model) <= 20 else "..." + e.model[-17:]
         print(
             f"{_human_bytes(e.bytes):>9}  {e.files:>6}  {e.chunks:>7}  {e.content:<7}  {model:<20}  "
-            f"{when:<16}  {e.root}{flag}"
+            f"{when:<16}  {show_name(str(e.root))}{flag}"
         )
     print(f"{len(entries)} indexes, {_human_bytes(sum(e.bytes for e in entries))}")
     _print_clones()
