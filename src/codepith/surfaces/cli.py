@@ -290,6 +290,7 @@ def _print_clones() -> None:
 
 def cmd_clear(args: argparse.Namespace) -> int:
     """Remove what was asked and say exactly what went and what stayed (exit 1 if anything stayed)."""
+    from codepith.output.names import show_name
     from codepith.store import layout as store
 
     root = store.cache_root()
@@ -304,7 +305,7 @@ def cmd_clear(args: argparse.Namespace) -> int:
         why = store.remove(e)
         if why is None:
             removed += 1
-            print(f"removed index of {e.root} ({e.content}, {e.model}): {e.folder}")
+            print(f"removed index of {show_name(e.root)} ({e.content}, {e.model}): {e.folder}")
         else:
             failed.append((str(e.folder), why))
     if args.what == "all":
