@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import random
+import re
 import select
 import subprocess
 import sys
@@ -19,7 +21,9 @@ from typing import Any
 import pytest
 from test_mcp import RawServer, err, make_repo, ok, run, server_env, session
 
-from codepith.files.secrets import find_secret, secret_name
+from codepith.errors import CodepithError
+from codepith.files.secrets import RULES, SecretScanner, find_secret, secret_name
+from codepith.output.read import read_lines
 from codepith.service.confine import OutsideRootsError, Roots
 
 CONTENT_MODES = ("code", "docs", "config", "all")
@@ -174,6 +178,106 @@ def test_secret_rules_by_name_and_content() -> None:
     assert find_secret("key = 'AKIA" + "Z7XQ2LMNOPQRSTUV'") == "aws-access-token"
     assert find_secret('HEADER = "-----BEGIN PRIVATE KEY-----"\ndef parse(): pass\n') is None
     assert find_secret("def handler(request):\n    return request.token\n") is None
+
+
+def pgp_key(body_chars: int) -> str:
+    """A PGP private-key block with a body of about ``body_chars`` characters (header split, as above)."""
+    body = base64.b64encode(os.urandom(body_chars * 3 // 4)).decode()
+    lines = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
+    return "-----BEGIN PGP " + "PRIVATE KEY BLOCK-----\n\n" + lines + "\n-----END PGP PRIVATE KEY BLOCK-----\n"
+
+
+@pytest.mark.parametrize("key_chars", [20_000, 66_000, 600_000])
+def test_read_refuses_a_key_that_crosses_the_streamed_scans_block_boundary(tmp_path: Path, key_chars: int) -> None:
+    # 243K characters of filler, then the key: its BEGIN line is more than the overlap kept between blocks
+    # before the first 256K-character block ends (a read at that line printed the key before)
+    filler = "".join(f"# filler line {i:06d} " + "." * 42 + "\n" for i in range(3_800))
+    (tmp_path / "notes.txt").write_text(filler + pgp_key(key_chars) + "after\n")
+    assert find_secret((tmp_path / "notes.txt").read_text()) == "private-key"
+    begin = filler.count("\n") + 1
+    for start in (1, begin, begin + 1, begin + 400):
+        with pytest.raises(CodepithError, match="holds secrets .found by content: private-key"):
+            read_lines(tmp_path, "notes.txt", start, start + 2)
+    (tmp_path / "open.txt").write_text(filler + pgp_key(key_chars).rpartition("-----END")[0])
+    assert read_lines(tmp_path, "open.txt", begin, begin).lines  # a BEGIN with no END is not a key
+
+
+def test_read_of_a_large_file_refuses_a_key_begun_in_the_lines_read(tmp_path: Path) -> None:
+    # past 8 MB a read stops after its lines: a key whose END is further on was shown before
+    filler = "y = 2\n" * 1_500_000
+    (tmp_path / "big.txt").write_text("x = 1\n" + pgp_key(200_000) + filler)
+    with pytest.raises(CodepithError, match="holds secrets .found by content: private-key"):
+        read_lines(tmp_path, "big.txt", 2, 4)
+    (tmp_path / "far.txt").write_text("x = 1\n" + pgp_key(200_000).replace("\n-----END", filler + "-----END"))
+    with pytest.raises(CodepithError, match="holds secrets"):  # its END over 8 MB further on
+        read_lines(tmp_path, "far.txt", 2, 4)
+    # a BEGIN with no END is not a key (read on to the end of the file, 8.4 MB)
+    (tmp_path / "open.txt").write_text("x = 1\n" + pgp_key(200_000).rpartition("-----END")[0] + filler[: 8 << 20])
+    assert read_lines(tmp_path, "open.txt", 2, 4).total_lines is None
+
+
+class _SmallBlocks(SecretScanner):
+    BLOCK = 2048
+    OVERLAP = 800
+
+
+def _streamed(text: str, cut: int) -> str | None:
+    """The streamed verdict on ``text`` fed as two pieces split at ``cut`` (so a block ends there)."""
+    scanner = _SmallBlocks()
+    scanner.feed(text[:cut])
+    scanner.feed(text[cut:])
+    return scanner.close()
+
+
+def _edge_samples() -> list[str]:
+    """Each rule's shape, and near misses that only the character past a block's end tells apart (split so
+    that this file holds no token)."""
+    upper = "Z7XQ2LMNOPQRSTUV"
+    samples = [
+        "AKIA" + upper, "AKIA" + upper + "Q", "ASIA" + upper + ".",
+        "npm" + "_" + "a1" * 18, "npm" + "_" + "a1" * 18 + "b",
+        "gh" + "p_" + "a1" * 18, "gh" + "p_" + "a1" * 18 + "_",
+        "//r/:_auth" + "Token = abcdefgh", "_auth" + "Token=abc",
+        "aws_secret" + "_access_key: " + "A/+b" * 10, "aws_secret" + "_access_key: " + "A/+b" * 10 + "C",
+        "aws_secret" + "_access_key" + " " * 200 + "=" + "\n" * 50 + "A/+b" * 10,
+        "sk" + "_live_" + "a" * 30, "sk" + "_live_" + "a" * 100,
+        "gl" + "pat-" + "a" * 20, "gl" + "pat-" + "a" * 21,
+        "xo" + "xb-1234567890-1234567890", "AI" + "za" + "b" * 35, "AI" + "za" + "b" * 36,
+        "hooks.slack.com" + "/services/" + "A" * 44,
+        "-----BEGIN RSA " + "PRIVATE KEY-----" + "A" * 64 + "-----END RSA PRIVATE KEY-----",
+        "-----BEGIN RSA " + "PRIVATE KEY-----" + "A" * 63 + "KEY-----",
+        '"client_email": "x", "private' + '_key": "-----BEGIN',
+        '"private' + '_key":\n  "-----BEGIN' + "x" * 50 + '"client_email"',
+    ]  # fmt: skip
+    return samples
+
+
+@pytest.mark.parametrize("fill", ["x", " ", "."])
+def test_streamed_scan_agrees_with_the_whole_text_scan_at_every_block_edge(fill: str) -> None:
+    block, overlap = _SmallBlocks.BLOCK, _SmallBlocks.OVERLAP
+    for sample in _edge_samples():
+        # the sample across the end of the first block, and across the start of the second one's overlap
+        for at in [*range(block - len(sample) - 2, block + 2), *range(block - overlap - 3, block - overlap + 3)]:
+            text = fill * at + sample + fill * (2 * block)
+            assert (_streamed(text, block) is None) == (find_secret(text) is None), (sample, at)
+    # a key's two parts any number of blocks apart, or one of them alone
+    rng = random.Random(7)
+    begin, gcp_key = "-----BEGIN " + "PRIVATE KEY-----", '"private' + '_key": "-----BEGIN'
+    parts = [begin, "-----END PRIVATE KEY-----", '"client_email"', gcp_key]
+    for _ in range(300):
+        text = "".join(fill * rng.randrange(0, 3 * block) + rng.choice(parts) for _ in range(rng.randrange(1, 4)))
+        text += fill * rng.randrange(0, 3 * block)
+        cut = rng.randrange(block, block + 500)
+        assert (_streamed(text, cut) is None) == (find_secret(text) is None), text.replace(fill, "")
+
+
+def test_every_pattern_fits_in_the_overlap_between_blocks() -> None:
+    # the streamed scan sees a pattern's match whole only if it (and a character each side) fits in the
+    # overlap; a two-part rule's parts are each bounded, however far apart
+    for rule in RULES:
+        for source in filter(None, (rule.source, rule.then)):
+            longest = re._parser.parse(source).getwidth()[1]  # type: ignore[attr-defined]
+            assert longest + 2 <= _SmallBlocks.OVERLAP <= SecretScanner.OVERLAP, (rule.id, source)
 
 
 @pytest.mark.parametrize("content", CONTENT_MODES)

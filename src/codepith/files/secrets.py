@@ -37,16 +37,28 @@ ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env
 
 @dataclass(frozen=True)
 class Rule:
-    """One content rule: a gitleaks rule id, literal keywords that must occur, and the pattern (compiled on
-    first use: most processes never meet a keyword, and compiling them all costs ~0.1 s at start)."""
+    """One content rule: a gitleaks rule id, literal keywords one of which must occur, and the pattern
+    (compiled on first use: most processes never meet a keyword, and compiling them all costs ~0.1 s at
+    start).
+
+    A two-part rule (``then`` set) matches when ``then`` starts at least ``gap`` characters after a match
+    of the pattern ends, however far: a key block's END line is searched for once its BEGIN line is seen.
+    Every other pattern has a bounded length, so a streamed scan sees each match whole (``SecretScanner``).
+    """
 
     id: str
     keywords: tuple[str, ...]
     source: str
+    then: str | None = None
+    gap: int = 0
 
     @property
     def pattern(self) -> re.Pattern[str]:
         return _compiled(self.source)
+
+    @property
+    def closer(self) -> re.Pattern[str]:
+        return _compiled(self.then or "")
 
 
 @functools.cache
@@ -54,27 +66,31 @@ def _compiled(source: str) -> re.Pattern[str]:
     return re.compile(source)
 
 
-def _rule(rule_id: str, keywords: tuple[str, ...], pattern: str) -> Rule:
-    return Rule(rule_id, keywords, pattern)
+def _rule(rule_id: str, keywords: tuple[str, ...], pattern: str, then: str | None = None, gap: int = 0) -> Rule:
+    return Rule(rule_id, keywords, pattern, then, gap)
 
+
+# Whitespace runs in patterns are bounded ({0,256}, not *), and a pattern that ends in an open-ended run
+# keeps only the part that must match (\S{7}, not \S{7,}: the same files match), so that every pattern but
+# a two-part rule's has a bounded length (a test checks it).
+_GCP_KEY = r'"private_key"\s{0,256}:\s{0,256}"-----BEGIN'
 
 RULES: tuple[Rule, ...] = (
     # gitleaks "private-key": a PEM or OpenSSH private-key block with a body (a bare header in a parser's
-    # source is not a key).
+    # source is not a key): a BEGIN line, then at least 64 characters on, an END line (a key may be MBs).
     _rule(
         "private-key",
         ("PRIVATE KEY",),
-        r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]{64,}?KEY(?: BLOCK)?-----",
+        r"-----BEGIN[ A-Z0-9_-]{0,100}?PRIVATE KEY(?: BLOCK)?-----",
+        r"KEY(?: BLOCK)?-----",
+        64,
     ),
     # a Google service-account key file: gitleaks' "gcp-service-account" looks for the type field; a key is
-    # a "private_key" next to a "client_email".
-    _rule(
-        "gcp-service-account",
-        ('"client_email"',),
-        r'"private_key"\s*:\s*"-----BEGIN[\s\S]*"client_email"|"client_email"[\s\S]*"private_key"\s*:\s*"-----BEGIN',
-    ),
+    # a "private_key" next to a "client_email", in either order, however far apart.
+    _rule("gcp-service-account", ('"client_email"',), r'"client_email"', _GCP_KEY),
+    _rule("gcp-service-account", ('"private_key"',), _GCP_KEY, r'"client_email"'),
     # .npmrc auth lines (gitleaks "npm-access-token" covers the npm_ token shape below)
-    _rule("npmrc-auth-token", ("_authToken",), r"(?m)_authToken\s*=\s*[^\s$]\S{7,}"),
+    _rule("npmrc-auth-token", ("_authToken",), r"_authToken\s{0,256}=\s{0,256}[^\s$]\S{7}"),
     _rule("npm-access-token", ("npm_",), r"\bnpm_[a-z0-9]{36}\b"),
     # gitleaks "aws-access-token" and an AWS secret-key assignment (the 40-character secret after its name)
     # (gitleaks also lists the rare ABIA/ACCA/A3T prefixes; each keyword costs a pass over every file)
@@ -82,13 +98,13 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "aws-secret-access-key",
         ("secret_access_key", "SECRET_ACCESS_KEY", "ecretAccessKey"),
-        r"(?i)(?:aws_?)?secret_?access_?key['\"]?\s*[:=]\s*['\"]?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])",
+        r"(?i)(?:aws_?)?secret_?access_?key['\"]?\s{0,256}[:=]\s{0,256}['\"]?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])",
     ),
     # gitleaks "github-pat", "github-fine-grained-pat", "github-oauth", "github-app-token", "github-refresh-token"
     _rule("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[0-9a-zA-Z]{36}\b"),
     _rule("github-fine-grained-pat", ("github_pat_",), r"\bgithub_pat_\w{82}\b"),
     _rule("gitlab-pat", ("glpat-",), r"\bglpat-[\w-]{20}\b"),
-    _rule("slack-token", ("xox",), r"\bxox[baprs]-[0-9]{10,13}-[0-9]{10,13}[a-zA-Z0-9-]*"),
+    _rule("slack-token", ("xox",), r"\bxox[baprs]-[0-9]{10,13}-[0-9]{10,13}"),
     _rule(
         "slack-webhook-url",
         ("hooks.slack.com",),
@@ -102,7 +118,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule("anthropic-api-key", ("sk-ant-",), r"\bsk-ant-(?:api03|admin01)-[a-zA-Z0-9_\-]{93}AA\b"),
     _rule("gcp-api-key", ("AIza",), r"\bAIza[0-9A-Za-z_-]{35}\b"),
-    _rule("pypi-upload-token", ("pypi-AgEIcHlwaS5vcmc",), r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
+    _rule("pypi-upload-token", ("pypi-AgEIcHlwaS5vcmc",), r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50}"),
 )
 
 _KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys(k for r in RULES for k in r.keywords))
@@ -117,20 +133,55 @@ def secret_name(name: str) -> bool:
 
 def find_secret(text: str) -> str | None:
     """The id of the first content rule ``text`` matches, or None. Cheap when no keyword occurs."""
-    present = [k for k in _KEYWORDS if k in text]
-    if not present:
+    return _Search().block(text, 0, final=True)
+
+
+class _Search:
+    """Rules run over text in one block (``find_secret``) or in overlapping blocks (``SecretScanner``).
+
+    ``block(text, pos, final)``: ``text`` starts with the overlap kept from the block before (none in the
+    first), of which ``text[:pos]`` was seen whole before and is only context for ``\\b``. A match that ends
+    at the end of a block which is not the last is not taken (one more character could undo a ``\\b`` or
+    a lookahead): it lies in the overlap, so the next block decides it. A two-part rule keeps where its
+    first part ended, so its second part may come any number of blocks later.
+    """
+
+    def __init__(self) -> None:
+        self.base = 0  # where the current block starts in the whole text
+        self.opened: dict[int, int] = {}  # a two-part rule's index in RULES -> where its first part ended
+
+    def block(self, text: str, pos: int, *, final: bool) -> str | None:
+        present = [k for k in _KEYWORDS if k in text]
+        if not present and not self.opened:
+            return None
+        for index, rule in enumerate(RULES):
+            if rule.then is None:
+                if any(k in present for k in rule.keywords):
+                    found = rule.pattern.search(text, pos)
+                    if found is not None and (final or found.end() < len(text)):
+                        return rule.id
+                continue
+            opened = self.opened.get(index)
+            if opened is None:
+                if not any(k in present for k in rule.keywords):
+                    continue
+                first = rule.pattern.search(text, pos)
+                if first is None:
+                    continue
+                opened = self.opened[index] = self.base + first.end()
+            at = max(pos, opened + rule.gap - self.base)
+            if at <= len(text) and rule.closer.search(text, at) is not None:
+                return rule.id
         return None
-    for rule in RULES:
-        if any(k in present for k in rule.keywords) and rule.pattern.search(text):
-            return rule.id
-    return None
 
 
 class SecretScanner:
-    """``find_secret`` over text that arrives in pieces (a streamed read), in bounded memory.
+    """``find_secret`` over text that arrives in pieces (a streamed read), in bounded memory, with the
+    verdict ``find_secret`` gives on the whole text.
 
-    Pieces are gathered into blocks; each block is scanned together with the tail of the one before,
-    so a key block split between two pieces is still seen (blocks of a private key are a few KB).
+    Pieces are gathered into blocks; each block is scanned together with the tail of the one before, which
+    holds any match of a bounded pattern that crosses the boundary (they are at most a few hundred
+    characters); a two-part rule (a private key's BEGIN ... END) carries its state from block to block.
     """
 
     BLOCK = 1 << 18
@@ -138,6 +189,7 @@ class SecretScanner:
 
     def __init__(self) -> None:
         self.found: str | None = None
+        self._search = _Search()
         self._tail = ""
         self._parts: list[str] = []
         self._size = 0
@@ -148,16 +200,26 @@ class SecretScanner:
         self._parts.append(piece)
         self._size += len(piece)
         if self._size >= self.BLOCK:
-            self._scan()
+            self._scan(final=False)
 
     def close(self) -> str | None:
         """Scan what is left; the rule id found anywhere in the pieces, or None."""
-        if self.found is None and self._parts:
-            self._scan()
+        if self.found is None:
+            self._scan(final=True)
         return self.found
 
-    def _scan(self) -> None:
+    def open_rule(self) -> str | None:
+        """The id of a two-part rule begun and not ended in what was fed (a key block whose END line has not
+        come yet), after scanning it all; None once a rule matched."""
+        if self.found is None and self._parts:
+            self._scan(final=False)
+        if self.found is not None or not self._search.opened:
+            return None
+        return RULES[min(self._search.opened)].id
+
+    def _scan(self, *, final: bool) -> None:
         block = self._tail + "".join(self._parts)
         self._parts, self._size = [], 0
-        self.found = find_secret(block)
+        self.found = self._search.block(block, 1 if self._tail else 0, final=final)
         self._tail = block[-self.OVERLAP :]
+        self._search.base += len(block) - len(self._tail)

@@ -4,7 +4,9 @@ A read is bounded three ways: at most ``max_lines`` lines, at most ``max_chars``
 (a longer line is cut with a marker saying how much was cut), and the file is streamed, never loaded:
 reading two lines of a 1 GB file reads a few KB. Files with a UTF-16/UTF-32 byte-order mark are decoded
 as such. A file that holds secrets (by name or content, see files/secrets.py) is refused: the part read
-is scanned, and the whole file when it is at most ``FULL_SCAN_BYTES`` (the only size codepith indexes).
+is scanned, and the whole file when it is at most ``FULL_SCAN_BYTES`` (the only size codepith indexes);
+in a larger file, a key block begun in the part read is read to its END (refused if that is over
+``FULL_SCAN_BYTES`` further on).
 """
 
 from __future__ import annotations
@@ -132,6 +134,13 @@ class _Lines:
             self.pos = len(self.buf)
         return ("".join(parts), cut) if seen else None
 
+    def read_on(self, limit: int) -> None:
+        """Read (and scan) on, at most ``limit`` more characters, while a key block begun in what was read
+        is open; no line is kept."""
+        while limit > 0 and self.scanner.open_rule() is not None and self._fill():
+            limit -= len(self.buf)
+        self.pos = len(self.buf)
+
     def count_rest(self) -> int:
         """Lines left to the end of the file (read through, scanned, not kept)."""
         n = self.buf.count("\n", self.pos)
@@ -236,7 +245,11 @@ def read_lines(
             number += 1
         if total is None and size <= FULL_SCAN_BYTES:
             total = number + held + reader.count_rest()
+        elif total is None:  # a large file read to the lines asked for: a key begun there is read to its end
+            reader.read_on(FULL_SCAN_BYTES)
         found = scanner.close()
+        if found is None and total is None and not reader.eof:  # or its end is further still: refused too
+            found = scanner.open_rule()
     if found is not None:
         raise _refuse_secret(show_name(path), f"found by content: {found}")
     if total is not None and start > total:
