@@ -180,6 +180,33 @@ def test_secret_rules_by_name_and_content() -> None:
     assert find_secret("def handler(request):\n    return request.token\n") is None
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["AWS_Secret_Access_Key", "SECRETACCESSKEY", "aws-secret-access-key", "secretAccessKey", "Aws_SecretAccess_KEY"],
+)
+def test_an_aws_secret_key_is_found_under_any_case_or_separator(tmp_path: Path, name: str) -> None:
+    # mixed case and the hyphen and joined spellings passed the case-sensitive keywords before
+    for line in (
+        f'{name} = "wJalrXUtnFEMI/K7MDENG/bPxRfi' + 'CYEXAMPLEKEY"\n',
+        f"{name}: wJalrXUtnFEMI/K7MDENG/bPxRfi" + "CYEXAMPLEKEY\n",
+    ):
+        assert find_secret("import os\n" + line) == "aws-secret-access-key", line
+    (tmp_path / "cfg.py").write_text(f'{name} = "wJalrXUtnFEMI/K7MDENG/bPxRfi' + 'CYEXAMPLEKEY"\n')
+    with pytest.raises(CodepithError, match="aws-secret-access-key"):
+        read_lines(tmp_path, "cfg.py", 1, 1)
+    assert find_secret(f"{name} = os.environ['{name}']\n") is None  # a name without its secret is not one
+
+
+def test_every_case_insensitive_rule_looks_for_its_keywords_in_lowered_text() -> None:
+    # a keyword test that is stricter than its pattern hides matches; the lowered text holds a nocase rule's
+    # keyword only if its pattern folds ASCII letters alone
+    for rule in RULES:
+        for source in filter(None, (rule.source, rule.then)):
+            assert "(?i" not in source and ("(?ai" in source) == rule.nocase, (rule.id, source)
+        if rule.nocase:
+            assert all(k == k.lower() for k in rule.keywords), rule.id
+
+
 def pgp_key(body_chars: int) -> str:
     """A PGP private-key block with a body of about ``body_chars`` characters (header split, as above)."""
     body = base64.b64encode(os.urandom(body_chars * 3 // 4)).decode()

@@ -44,6 +44,8 @@ class Rule:
     A two-part rule (``then`` set) matches when ``then`` starts at least ``gap`` characters after a match
     of the pattern ends, however far: a key block's END line is searched for once its BEGIN line is seen.
     Every other pattern has a bounded length, so a streamed scan sees each match whole (``SecretScanner``).
+    A ``nocase`` rule's keywords are lower case and searched for in the lowered text; its pattern is
+    case-insensitive in ASCII only (``(?ai:...)``), so the lowered text holds a keyword whenever it matches.
     """
 
     id: str
@@ -51,6 +53,7 @@ class Rule:
     source: str
     then: str | None = None
     gap: int = 0
+    nocase: bool = False
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -66,8 +69,16 @@ def _compiled(source: str) -> re.Pattern[str]:
     return re.compile(source)
 
 
-def _rule(rule_id: str, keywords: tuple[str, ...], pattern: str, then: str | None = None, gap: int = 0) -> Rule:
-    return Rule(rule_id, keywords, pattern, then, gap)
+def _rule(
+    rule_id: str,
+    keywords: tuple[str, ...],
+    pattern: str,
+    then: str | None = None,
+    gap: int = 0,
+    *,
+    nocase: bool = False,
+) -> Rule:
+    return Rule(rule_id, keywords, pattern, then, gap, nocase)
 
 
 # Whitespace runs in patterns are bounded ({0,256}, not *), and a pattern that ends in an open-ended run
@@ -92,13 +103,15 @@ RULES: tuple[Rule, ...] = (
     # .npmrc auth lines (gitleaks "npm-access-token" covers the npm_ token shape below)
     _rule("npmrc-auth-token", ("_authToken",), r"_authToken\s{0,256}=\s{0,256}[^\s$]\S{7}"),
     _rule("npm-access-token", ("npm_",), r"\bnpm_[a-z0-9]{36}\b"),
-    # gitleaks "aws-access-token" and an AWS secret-key assignment (the 40-character secret after its name)
+    # gitleaks "aws-access-token" and an AWS secret-key assignment (the 40-character secret after its name,
+    # in any case, with _ or - or nothing between its words: gitleaks' older rule took any "aws" name)
     # (gitleaks also lists the rare ABIA/ACCA/A3T prefixes; each keyword costs a pass over every file)
     _rule("aws-access-token", ("AKIA", "ASIA"), r"\b(?:AKIA|ASIA)[A-Z2-7]{16}\b"),
     _rule(
         "aws-secret-access-key",
-        ("secret_access_key", "SECRET_ACCESS_KEY", "ecretAccessKey"),
-        r"(?i)(?:aws_?)?secret_?access_?key['\"]?\s{0,256}[:=]\s{0,256}['\"]?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])",
+        ("secretaccess", "secret_access", "secret-access"),
+        r"(?ai:(?:aws[_-]?)?secret[_-]?access[_-]?key)['\"]?\s{0,256}[:=]\s{0,256}['\"]?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])",
+        nocase=True,
     ),
     # gitleaks "github-pat", "github-fine-grained-pat", "github-oauth", "github-app-token", "github-refresh-token"
     _rule("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[0-9a-zA-Z]{36}\b"),
@@ -121,7 +134,8 @@ RULES: tuple[Rule, ...] = (
     _rule("pypi-upload-token", ("pypi-AgEIcHlwaS5vcmc",), r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50}"),
 )
 
-_KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys(k for r in RULES for k in r.keywords))
+_KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys(k for r in RULES if not r.nocase for k in r.keywords))
+_NOCASE_KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys(k for r in RULES if r.nocase for k in r.keywords))
 
 
 def secret_name(name: str) -> bool:
@@ -152,6 +166,9 @@ class _Search:
 
     def block(self, text: str, pos: int, *, final: bool) -> str | None:
         present = [k for k in _KEYWORDS if k in text]
+        if _NOCASE_KEYWORDS:  # one lowered copy serves every case-insensitive rule
+            lowered = text.lower()
+            present += [k for k in _NOCASE_KEYWORDS if k in lowered]
         if not present and not self.opened:
             return None
         for index, rule in enumerate(RULES):
