@@ -180,6 +180,19 @@ def test_secret_rules_by_name_and_content() -> None:
     assert find_secret("def handler(request):\n    return request.token\n") is None
 
 
+def test_dotenv_variants_are_secret_by_name_but_templates_and_sources_are_not(tmp_path: Path) -> None:
+    # .env~, .env-prod, .env_local, prod.env, .ENV were shown by `read` before (only .env and .env.* were not)
+    variants = (".env~", ".env-prod", ".env_local", "prod.env", ".ENV", ".Env.Local", ".envrc", ".ENVRC", ".env.local~")
+    for name in variants:
+        assert secret_name(name), name
+        (tmp_path / name).write_text("DATABASE_PASSWORD=hunter2-very-secret\n")
+        with pytest.raises(CodepithError, match="holds secrets .by its name"):
+            read_lines(tmp_path, name, 1, 1)
+    templates = (".env.example", ".env-example", ".env_sample", ".ENV.TEMPLATE", ".env.dist", "example.env")
+    for name in (*templates, "env.py", "environment.py", "dotenv.py", ".envs", ".environment", "env"):
+        assert not secret_name(name), name
+
+
 @pytest.mark.parametrize(
     "name",
     ["AWS_Secret_Access_Key", "SECRETACCESSKEY", "aws-secret-access-key", "secretAccessKey", "Aws_SecretAccess_KEY"],

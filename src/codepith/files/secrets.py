@@ -32,7 +32,9 @@ SECRET_NAMES = frozenset(
     }
 )  # fmt: skip
 SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".ppk", ".gpg", ".asc")
-ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults"})
+# dotenv files hold credentials (.env, .env.local, .env-prod, .env_local, .env~, prod.env, .envrc of direnv,
+# in any case) but for templates: .env.example, .env-sample, .env_template, example.env, ...
+ENV_TEMPLATES = frozenset({"example", "sample", "template", "dist", "defaults"})
 
 
 @dataclass(frozen=True)
@@ -140,9 +142,16 @@ _NOCASE_KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys(k for r in RULES if r.no
 
 def secret_name(name: str) -> bool:
     """True when a file's name alone says it holds credentials (``.env``, ``id_rsa``, ``*.pem``, ...)."""
-    if name in SECRET_NAMES or name.lower().endswith(SECRET_SUFFIXES):
+    lower = name.lower()
+    if name in SECRET_NAMES or lower.endswith(SECRET_SUFFIXES) or lower in (".env", ".envrc"):
         return True
-    return name.startswith(".env.") and name not in ENV_TEMPLATES
+    if lower.startswith(".env") and lower[4:5] in (".", "-", "_", "~"):
+        qualifier = lower[5:]  # .env.local, .env-prod, .env_local, .env~
+    elif lower.endswith(".env"):
+        qualifier = lower[:-4].lstrip(".")  # prod.env
+    else:
+        return False  # env.py, environment.py, .envs
+    return qualifier not in ENV_TEMPLATES
 
 
 def find_secret(text: str) -> str | None:
