@@ -175,6 +175,7 @@ def test_secret_rules_by_name_and_content() -> None:
     assert find_secret(openssh_key()) == "private-key"
     assert find_secret(service_account()) in ("private-key", "gcp-service-account")
     assert find_secret("//registry.npmjs.org/:_authToken=abcdef0123456789\n") == "npmrc-auth-token"
+    assert find_secret("NPM_TOKEN=npm_" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6\n") == "npm-access-token"  # mixed case
     assert find_secret("key = 'AKIA" + "Z7XQ2LMNOPQRSTUV'") == "aws-access-token"
     assert find_secret('HEADER = "-----BEGIN PRIVATE KEY-----"\ndef parse(): pass\n') is None
     assert find_secret("def handler(request):\n    return request.token\n") is None

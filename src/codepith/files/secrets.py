@@ -104,7 +104,7 @@ RULES: tuple[Rule, ...] = (
     _rule("gcp-service-account", ('"private_key"',), _GCP_KEY, r'"client_email"'),
     # .npmrc auth lines (gitleaks "npm-access-token" covers the npm_ token shape below)
     _rule("npmrc-auth-token", ("_authToken",), r"_authToken\s{0,256}=\s{0,256}[^\s$]\S{7}"),
-    _rule("npm-access-token", ("npm_",), r"\bnpm_[a-z0-9]{36}\b"),
+    _rule("npm-access-token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),  # real tokens are mixed case
     # gitleaks "aws-access-token" and an AWS secret-key assignment (the 40-character secret after its name,
     # in any case, with _ or - or nothing between its words: gitleaks' older rule took any "aws" name)
     # (gitleaks also lists the rare ABIA/ACCA/A3T prefixes; each keyword costs a pass over every file)
