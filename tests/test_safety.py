@@ -23,7 +23,7 @@ from test_mcp import RawServer, err, make_repo, ok, run, server_env, session
 
 from codepith.errors import CodepithError
 from codepith.files.secrets import RULES, SecretScanner, find_secret, secret_name
-from codepith.output.read import read_lines
+from codepith.output.read import FULL_SCAN_BYTES, read_lines
 from codepith.service.confine import OutsideRootsError, Roots
 
 CONTENT_MODES = ("code", "docs", "config", "all")
@@ -252,8 +252,9 @@ def test_read_of_a_large_file_refuses_a_key_begun_in_the_lines_read(tmp_path: Pa
     (tmp_path / "far.txt").write_text("x = 1\n" + pgp_key(200_000).replace("\n-----END", filler + "-----END"))
     with pytest.raises(CodepithError, match="holds secrets"):  # its END over 8 MB further on
         read_lines(tmp_path, "far.txt", 2, 4)
-    # a BEGIN with no END is not a key (read on to the end of the file, 8.4 MB)
-    (tmp_path / "open.txt").write_text("x = 1\n" + pgp_key(200_000).rpartition("-----END")[0] + filler[: 8 << 20])
+    # a BEGIN with no END is not a key: a file just past FULL_SCAN_BYTES, read on to its end
+    opened = "x = 1\n" + pgp_key(200_000).rpartition("-----END")[0]
+    (tmp_path / "open.txt").write_text(opened + filler[: FULL_SCAN_BYTES + 16_384 - len(opened)])
     assert read_lines(tmp_path, "open.txt", 2, 4).total_lines is None
 
 
