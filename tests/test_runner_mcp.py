@@ -82,3 +82,33 @@ def test_run_tests_over_stdio_and_shutdown_kills_the_run(tmp_path: Path) -> None
     for pid in pids:
         assert gone(pid), f"process {pid} outlived the server"
     assert os.path.exists(pid_file)
+
+
+def test_a_server_ended_by_sigterm_leaves_no_test_run_nor_its_folder(tmp_path: Path) -> None:
+    """The server dies at once on SIGTERM: its run's group was killed, but the run's temporary folder
+    (the JUnit report) was left in the temp folder for good."""
+    import signal
+
+    repo = tmp_path / "proj"
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    write(repo, {"conftest.py": "", "test_hang.py": HANG})
+    raw = RawServer(repo, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "TMPDIR": str(temp)})
+    try:
+        raw.handshake()
+        call = {"name": "run_tests", "arguments": {"select": "test_hang.py", "timeout_s": 120}}
+        raw.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
+        pid_file = repo / "pids.txt"
+        deadline = time.monotonic() + 60
+        while not (pid_file.exists() and pid_file.read_text().strip().count(" ") == 1):
+            assert time.monotonic() < deadline, "the hanging test never started"
+            time.sleep(0.1)
+        assert [p.name for p in temp.iterdir() if p.name.startswith("codepith-test-")]  # the run's folder
+        raw.proc.send_signal(signal.SIGTERM)
+        assert raw.proc.wait(timeout=60) == -signal.SIGTERM
+        assert all(gone(int(pid)) for pid in pid_file.read_text().split())
+        assert not [p.name for p in temp.iterdir() if p.name.startswith("codepith-test-")]
+    finally:
+        if raw.proc.poll() is None:
+            raw.proc.kill()
+        raw.proc.communicate(timeout=60)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import os
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -39,6 +40,31 @@ _live: set[int] = set()
 # reentrant: a stop signal's handler runs on the main thread, which may be holding the lock at that moment
 _live_lock = threading.RLock()
 _stop_signal: int | None = None  # set while stop_on_signals is stopping: a group started now is killed at once
+
+
+_folders: set[str] = set()  # the temporary folders of the runs in progress (run.py holds them here)
+
+
+@contextmanager
+def held_folder(folder: str) -> Iterator[None]:
+    """While the body runs, ``folder`` is a run's temporary folder that ``stop_all`` removes."""
+    with _live_lock:
+        _folders.add(folder)
+    try:
+        yield
+    finally:
+        with _live_lock:
+            _folders.discard(folder)
+
+
+def stop_all() -> None:
+    """``kill_all``, then the runs' temporary folders removed: for a process about to end at once (the
+    MCP server on SIGTERM or SIGINT, or when its client leaves), whose runs never reach their own cleanup."""
+    kill_all()
+    with _live_lock:
+        folders = list(_folders)
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def kill_all() -> None:

@@ -76,23 +76,23 @@ def serve(
         raise CodepithError(f"the mcp package could not be loaded: {failed[0]}")
     import anyio
 
-    from codepith.runner.process import kill_all
+    from codepith.runner.process import stop_all
 
-    _kill_tests_on_signals(kill_all)
+    _kill_tests_on_signals(stop_all)
     try:
-        anyio.run(run_sdk, build_server(handlers(service)), wire, replay, kill_all)  # EOF stops test runs
+        anyio.run(run_sdk, build_server(handlers(service)), wire, replay, stop_all)  # EOF stops test runs
     except KeyboardInterrupt:
         pass
 
 
-def _kill_tests_on_signals(kill_all: Callable[[], None]) -> None:
+def _kill_tests_on_signals(stop_all: Callable[[], None]) -> None:
     """A client that terminates the server must not leave a test run behind (nor wait for one): SIGTERM
     or SIGINT kills the running test groups, then the server dies as that signal would. (SIGINT used to
     become a KeyboardInterrupt: the event loop stopped, and its shutdown then waited on the thread
     blocked reading stdin, so the server hung, answering nothing, until the client closed stdin.)"""
 
     def on_signal(signum: int, frame: object) -> None:
-        kill_all()
+        stop_all()  # the test groups killed, their temporary folders removed
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 
