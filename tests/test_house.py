@@ -45,14 +45,21 @@ def _room(module: str) -> str | None:
 
 
 def _imports(path: Path) -> set[str]:
+    """Modules ``path`` imports, relative ones (``from ..output import x``) resolved against its package."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ["codepith", *path.relative_to(PKG).parent.parts]
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = str(node.module)
+            found.add(module)
+            found.update(f"{module}.{a.name}" for a in node.names)
     return found
 
 

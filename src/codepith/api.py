@@ -16,6 +16,7 @@ from codepith.chunks.chunk import Chunk
 from codepith.chunks.lines import numbered_lines
 from codepith.errors import CodepithError, PathError
 from codepith.files.explain import explain_empty, explain_hidden
+from codepith.files.names import show_name
 from codepith.files.source import SkipReport
 from codepith.files.types import CONTENT_TYPES
 from codepith.files.watch import TreeWatcher, watch_tree
@@ -25,7 +26,6 @@ from codepith.index.repo import RepoData
 from codepith.limits import MAX_TOP_K
 from codepith.memory import prefer_small_pages
 from codepith.model.loader import StaticModel, load_model
-from codepith.output.names import show_name
 from codepith.search import engine
 from codepith.search.query import bound_query
 from codepith.search.ranking import is_test_path

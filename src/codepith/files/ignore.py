@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..output.names import show_name
+from .names import show_name
 from .secrets import REASON as SECRET
 from .secrets import secret_name
 

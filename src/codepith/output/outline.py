@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
-from codepith.output.names import shell_path, show_name
+from codepith.files.names import shell_path, show_name
 from codepith.structure.definitions import Definition
 from codepith.structure.outline import FileOutline, MapEntry, RepoMap
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 from codepith.chunks.chunk import Chunk
 from codepith.chunks.lines import numbered_lines
+from codepith.files.names import show_name
 from codepith.index.tokens import tokenize
 from codepith.output.evidence import ANCHOR, Evidence, gather, line_rarity
-from codepith.output.names import show_name
 from codepith.search.query import bound_query
 from codepith.search.result import SearchResult
 from codepith.structure.definitions import Definition

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from codepith.errors import CodepithError, PathError
 from codepith.files.ignore import NEVER_OPENED_DIRS
+from codepith.files.names import shell_path, show_name
 from codepith.files.read import bom_encoding
 from codepith.files.secrets import SecretScanner, secret_name
-from codepith.output.names import shell_path, show_name
 
 ReadCall = Callable[[str, int, int], str]
 

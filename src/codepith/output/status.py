@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from codepith.output.names import show_name
+from codepith.files.names import show_name
 
 
 def format_status(st: Any) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codepith.errors import PathError
-from codepith.output.names import show_name
+from codepith.files.names import show_name
 
 
 class OutsideRootsError(PathError):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from codepith.errors import CodepithError, PathError
-from codepith.output.names import show_name
+from codepith.files.names import show_name
 from codepith.service.confine import Roots
 
 if TYPE_CHECKING:

@@ -29,8 +29,8 @@ JSON_OFF = -1  # ... or this: reply with a packet
 
 def _json_reply(results: list[SearchResult], lines: JsonLines) -> str:
     """csp's flat JSON contract: a list of ``{file_path, start_line, end_line, score, content?}``."""
+    from codepith.files.names import show_bytes
     from codepith.output.jsonfmt import result_to_dict
-    from codepith.output.names import show_bytes
 
     # Undecodable bytes of a file name are spelt \xNN inside the values (escaped by json.dumps as any
     # backslash is), not in the dumped text, where that spelling is not JSON.
@@ -212,7 +212,7 @@ class ToolService:
         ref: str | None = None,
         notify: Notify | None = None,
     ) -> str:
-        from codepith.output.names import show_name
+        from codepith.files.names import show_name
         from codepith.output.read import format_read, read_lines
 
         roots = self.repos.resolve(repo, ref, clone=False)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from codepith._version import __version__
 from codepith.errors import CodepithError
+from codepith.files.names import show_name
 from codepith.limits import MAX_MAX_CHARS, MAX_TOP_K, MIN_MAX_CHARS
 
 if TYPE_CHECKING:
@@ -205,8 +206,6 @@ def _is_dir(path: str) -> bool:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from codepith.output.names import show_name
-
     t0 = time.perf_counter()
     index = _open_index(args, args.paths)
     for root, stats in zip(index.roots, index.last_stats, strict=True):
@@ -230,8 +229,6 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _print_report(title: str, report: SkipReport) -> None:
-    from codepith.output.names import show_name
-
     if not report.total:
         return
     print(f"  {title}:")
@@ -250,7 +247,6 @@ def _human_bytes(n: int) -> str:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from codepith.output.names import show_name
     from codepith.store import layout as store
 
     entries = store.list_cached()
@@ -277,7 +273,6 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def _print_clones() -> None:
-    from codepith.output.names import show_name
     from codepith.service.repos import list_clones
 
     clones = list_clones()
@@ -290,7 +285,6 @@ def _print_clones() -> None:
 
 def cmd_clear(args: argparse.Namespace) -> int:
     """Remove what was asked and say exactly what went and what stayed (exit 1 if anything stayed)."""
-    from codepith.output.names import show_name
     from codepith.store import layout as store
 
     root = store.cache_root()

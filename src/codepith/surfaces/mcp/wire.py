@@ -8,7 +8,7 @@ import select
 import threading
 import time
 
-from codepith.output.names import show_bytes
+from codepith.files.names import show_bytes
 from codepith.surfaces.mcp.guard import check_line
 
 
