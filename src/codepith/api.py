@@ -617,7 +617,7 @@ class Index:
         scope = rel.rstrip("/")
         inside = [c for c in corpus.chunks if not scope or c.file_path.startswith(scope + "/")]
         if not inside:
-            raise PathError(f"nothing indexed under {show_name(path if len(path) <= 200 else path[:200] + '...')}")
+            raise PathError(f"nothing indexed under {show_name(path, limit=200)}")
         focus_files: dict[str, float] = {}
         terms: list[str] = []
         words = [w for w in (focus or "").split() if not corpus.chunk_indices(w)]

@@ -20,8 +20,11 @@ def _escape(ch: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def show_name(name: str) -> str:
-    """``name`` for a header: control characters (newline, tab, escape, C1, line separators) escaped."""
+def show_name(name: str, limit: int | None = None) -> str:
+    """``name`` for a header: control characters (newline, tab, escape, C1, line separators) escaped;
+    with ``limit``, a longer name cut to that many characters and "..." (an error echoing a 6 KB path)."""
+    if limit is not None and len(name) > limit:
+        name = name[:limit] + "..."
     return _CONTROL.sub(lambda m: _escape(m.group()), name)
 
 

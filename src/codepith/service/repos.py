@@ -383,7 +383,7 @@ def resolve_repo(
 
 
 def _local(text: str, base: Path, roots: Roots | None = None) -> Path:
-    shown = show_name(text if len(text) <= 200 else text[:200] + "...")
+    shown = show_name(text, limit=200)
     if "\x00" in text:
         raise PathError(f"not a folder path (it holds a NUL character): {shown}")
     # os.path's expanduser leaves ``~nobody`` as it is (Path's raises); it is then a name like any other
