@@ -67,6 +67,22 @@ def stop_all() -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def end_on_signals(signals: Sequence[int] = (signal.SIGTERM, signal.SIGINT)) -> None:
+    """For a process that serves until told to end (the MCP server): on ``signals``, ``stop_all``, then
+    end as the signal would. (SIGINT as a KeyboardInterrupt stopped the server's event loop, whose shutdown
+    then waited on the thread blocked reading stdin: the server hung, answering nothing, until stdin
+    closed.) Only the main thread can set handlers: elsewhere this changes nothing."""
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop_all()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in signals:
+            signal.signal(sig, on_signal)
+
+
 def kill_all() -> None:
     """Kill every process group still running (the interpreter is exiting)."""
     with _live_lock:

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from codepith.errors import CodepithError
@@ -76,29 +74,13 @@ def serve(
         raise CodepithError(f"the mcp package could not be loaded: {failed[0]}")
     import anyio
 
-    from codepith.runner.process import stop_all
+    from codepith.runner.process import end_on_signals, stop_all
 
-    _kill_tests_on_signals(stop_all)
+    end_on_signals()  # SIGTERM, SIGINT: the test runs stopped, then the server ends as the signal would
     try:
         anyio.run(run_sdk, build_server(handlers(service)), wire, replay, stop_all)  # EOF stops test runs
     except KeyboardInterrupt:
         pass
-
-
-def _kill_tests_on_signals(stop_all: Callable[[], None]) -> None:
-    """A client that terminates the server must not leave a test run behind (nor wait for one): SIGTERM
-    or SIGINT kills the running test groups, then the server dies as that signal would. (SIGINT used to
-    become a KeyboardInterrupt: the event loop stopped, and its shutdown then waited on the thread
-    blocked reading stdin, so the server hung, answering nothing, until the client closed stdin.)"""
-
-    def on_signal(signum: int, frame: object) -> None:
-        stop_all()  # the test groups killed, their temporary folders removed
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
 
 
 def _pair(items: list[str], folders: list[Path]) -> list[tuple[str, Path]]:
