@@ -313,12 +313,23 @@ def test_streamed_scan_agrees_with_the_whole_text_scan_at_every_block_edge(fill:
         assert (_streamed(text, cut) is None) == (find_secret(text) is None), text.replace(fill, "")
 
 
+def _regex_parser() -> Any:
+    """The re module's parser: ``re._parser`` from Python 3.11, ``sre_parse`` before it."""
+    parser = getattr(re, "_parser", None)
+    if parser is None:
+        import sre_parse
+
+        parser = sre_parse
+    return parser
+
+
 def test_every_pattern_fits_in_the_overlap_between_blocks() -> None:
     # the streamed scan sees a pattern's match whole only if it (and a character each side) fits in the
     # overlap; a two-part rule's parts are each bounded, however far apart
+    parser = _regex_parser()
     for rule in RULES:
         for source in filter(None, (rule.source, rule.then)):
-            longest = re._parser.parse(source).getwidth()[1]  # type: ignore[attr-defined]
+            longest = parser.parse(source).getwidth()[1]
             assert longest + 2 <= _SmallBlocks.OVERLAP <= SecretScanner.OVERLAP, (rule.id, source)
 
 
