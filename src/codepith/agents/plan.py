@@ -244,6 +244,8 @@ def _ours_by_look(t: Target, value: Any) -> bool:
 
 
 def _parse_error(t: Target, exc: Exception) -> str:
+    if isinstance(exc, OSError):  # a folder on the way or the file itself cannot be read: not a parse error
+        return f"{t.path}: cannot read it ({_why(exc)}); left untouched"
     kind = {"json": "JSON", "toml": "TOML", "markdown": "markdown", "file": "file"}[t.fmt]
     return f"{t.path}: cannot read it as {kind} ({exc}); left untouched"
 
@@ -334,12 +336,17 @@ def _still_there(t: Target, text: str) -> bool:
         return True  # unreadable: certainly not to be removed here
 
 
+def _backup(rec: Record) -> bytes | None:
+    """The original bytes install kept, or None when gone or unreadable (uninstall then cuts its entry)."""
+    try:
+        return writes.read(Path(rec.original)) if rec.original else None
+    except OSError:
+        return None
+
+
 def _had_no_final_newline(rec: Record) -> bool:
     """The file install first wrote into did not end with a newline (from its backup; False unknown)."""
-    try:
-        original = writes.read(Path(rec.original)) if rec.original else None
-    except OSError:
-        return False
+    original = _backup(rec)
     return original is not None and original != b"" and not original.endswith(b"\n")
 
 
@@ -373,7 +380,7 @@ def plan_uninstall(targets: list[tuple[Target, str, tuple[str, ...]]], state: St
             plan.records.append(replace(rec, clients=others))
             continue
         if rec is not None and writes.sha256(before) == rec.installed_sha256:
-            original = writes.read(Path(rec.original)) if rec.original else None
+            original = _backup(rec)
             if rec.file_created or original is not None:
                 plan.changes.append(Change(t, label, before, original, "restore", None))
                 continue
