@@ -894,3 +894,31 @@ def test_an_unreadable_config_folder_is_reported_in_one_line_and_the_rest_instal
     assert "Traceback" not in err and all("Permission denied" in line for line in err.strip().splitlines()), err
     assert not (home.home / ".gemini" / "settings.json").exists()  # install made it: it goes
 
+
+@pytest.mark.parametrize(
+    "original",
+    ["{\n}", "{\n}\n", "{}\n", "{ }\n", "  {\n\n}  \n", '{\n  "mcpServers": {\n  }\n}\n', "{\r\n}\r\n"],
+)
+def test_an_empty_object_comes_back_as_it_was_spelt_when_uninstall_cuts_the_entry(home: Home, original: str) -> None:
+    """Without the backup to restore (cleaned away, or the client rewrote the file), uninstall cuts
+    codepith's entry: the empty object install filled (``{\\n}``) came back as ``{}``; now byte for byte."""
+    settings = home.home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(original.encode())
+    assert cli("install", "--agent", "gemini", "--type", "mcp", "--yes") == 0
+    for backup in (home.state / "codepith" / "backups").iterdir():
+        backup.unlink()
+    assert cli("uninstall", "--agent", "gemini", "--type", "mcp", "--yes") == 0
+    assert settings.read_bytes() == original.encode()
+
+
+def test_a_client_edit_elsewhere_keeps_the_emptied_object_as_it_was_spelt(home: Home) -> None:
+    """The file changed since install (a client added a setting): the entry is cut, the setting stays,
+    and the server object install filled is given back its own inside (a newline and two spaces)."""
+    settings = home.home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  "mcpServers": {\n  }\n}\n')
+    assert cli("install", "--agent", "gemini", "--type", "mcp", "--yes") == 0
+    settings.write_text(settings.read_text().replace("{\n", '{\n  "theme": "dark",\n', 1))
+    assert cli("uninstall", "--agent", "gemini", "--type", "mcp", "--yes") == 0
+    assert settings.read_text() == '{\n  "theme": "dark",\n  "mcpServers": {\n  }\n}\n'

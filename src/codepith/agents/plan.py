@@ -215,6 +215,8 @@ def _remove(t: Target, text: str, rec: Record | None) -> str | None:
                 if not jsonc.is_empty_object(new, holder):
                     break
                 new = jsonc.remove_member(new, holder) if holder else jsonc.remove_root(new)
+        if rec is not None and rec.emptied is not None:  # the object install filled: as it was ({\n} stays so)
+            new = jsonc.refill(new, _filled(t.where, created), rec.emptied)
         return new
     if t.fmt == "toml":
         return tomlfile.remove_table(text, t.where)
@@ -223,6 +225,21 @@ def _remove(t: Target, text: str, rec: Record | None) -> str | None:
         existed = rec is not None and not rec.file_created  # the person's file, empty or not: it stays
         return None if new.strip() == "" and not existed else new
     return None
+
+
+def _filled(where: tuple[str, ...], created: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The existing object install put its entry (or the first object it created) into."""
+    return (created if created is not None else where)[:-1]
+
+
+def _emptied(t: Target, text: str, created: tuple[str, ...] | None) -> str | None:
+    """What was inside the braces of the object install filled, when it was empty (else None)."""
+    if t.fmt != "json" or created == ():  # () : install made the whole document
+        return None
+    try:
+        return jsonc.inside_empty(text, _filled(t.where, created))
+    except CodepithError:
+        return None
 
 
 def _put_back(t: Target, text: str, value: Any) -> str:
@@ -314,6 +331,7 @@ def plan_install(targets: list[tuple[Target, str, tuple[str, ...]]], state: Stat
                 None,
                 replaced=existing,
                 clients=ids,
+                emptied=_emptied(t, text, created),
             )
         plan.changes.append(
             Change(
