@@ -841,3 +841,84 @@ def test_cut_mode_keeps_a_file_without_a_final_newline_so(
     path.write_text(path.read_text().replace(text, text.upper()))  # edited since: the entry is cut out
     assert cli("uninstall", "--agent", agent, "--type", kind, "--yes") == 0
     assert path.read_text() == text.upper()
+
+
+# -- folders that cannot be read -----------------------------------------------------------------------
+
+
+def _unreadable(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """``chmod 000 folder`` as a user sees it: whatever lies inside cannot be looked at (the tests run as
+    root too, where the mode stops nothing, so stat and open are made to fail as they would)."""
+    real_stat, real_open = Path.stat, Path.open
+
+    def inside(path: Path) -> bool:
+        return folder in Path(os.path.abspath(path)).parents
+
+    def stat(self: Path, *args: Any, **kw: Any) -> os.stat_result:
+        if inside(self):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_stat(self, *args, **kw)
+
+    def open_(self: Path, *args: Any, **kw: Any) -> Any:
+        if inside(self):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kw)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    monkeypatch.setattr(Path, "open", open_)
+
+
+def test_an_unreadable_config_folder_is_reported_in_one_line_and_the_rest_installed(
+    home: Home, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``chmod 000 ~/.config``: detection raised PermissionError (a traceback); now that folder's clients
+    are reported as not looked at, and the clients found elsewhere are set up."""
+    (home.home / ".gemini").mkdir()
+    monkeypatch.delenv("OPENCODE_CONFIG")
+    _unreadable(monkeypatch, home.xdg_config)
+    assert cli("install", "--type", "mcp", "--yes") == 0
+    out, err = capsys.readouterr()
+    assert "internal error" not in err and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and all("Permission denied" in line for line in lines), err  # OpenCode, VS Code
+    assert any("OpenCode" in line and str(home.xdg_config / "opencode") in line for line in lines)
+    assert "codepith" in json.loads((home.home / ".gemini" / "settings.json").read_text())["mcpServers"]
+    # named explicitly, the client's config cannot be read: one line, exit 1, nothing else stops
+    assert cli("install", "--agent", "opencode", "--agent", "cursor", "--type", "mcp", "--yes") == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "Permission denied" in err, err
+    assert "codepith" in json.loads((home.home / ".cursor" / "mcp.json").read_text())["mcpServers"]
+    # uninstall (every client, unasked): the unreadable ones are reported, the others undone
+    assert cli("uninstall", "--type", "mcp", "--yes") == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and all("Permission denied" in line for line in err.strip().splitlines()), err
+    assert not (home.home / ".gemini" / "settings.json").exists()  # install made it: it goes
+
+
+@pytest.mark.parametrize(
+    "original",
+    ["{\n}", "{\n}\n", "{}\n", "{ }\n", "  {\n\n}  \n", '{\n  "mcpServers": {\n  }\n}\n', "{\r\n}\r\n"],
+)
+def test_an_empty_object_comes_back_as_it_was_spelt_when_uninstall_cuts_the_entry(home: Home, original: str) -> None:
+    """Without the backup to restore (cleaned away, or the client rewrote the file), uninstall cuts
+    codepith's entry: the empty object install filled (``{\\n}``) came back as ``{}``; now byte for byte."""
+    settings = home.home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(original.encode())
+    assert cli("install", "--agent", "gemini", "--type", "mcp", "--yes") == 0
+    for backup in (home.state / "codepith" / "backups").iterdir():
+        backup.unlink()
+    assert cli("uninstall", "--agent", "gemini", "--type", "mcp", "--yes") == 0
+    assert settings.read_bytes() == original.encode()
+
+
+def test_a_client_edit_elsewhere_keeps_the_emptied_object_as_it_was_spelt(home: Home) -> None:
+    """The file changed since install (a client added a setting): the entry is cut, the setting stays,
+    and the server object install filled is given back its own inside (a newline and two spaces)."""
+    settings = home.home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  "mcpServers": {\n  }\n}\n')
+    assert cli("install", "--agent", "gemini", "--type", "mcp", "--yes") == 0
+    settings.write_text(settings.read_text().replace("{\n", '{\n  "theme": "dark",\n', 1))
+    assert cli("uninstall", "--agent", "gemini", "--type", "mcp", "--yes") == 0
+    assert settings.read_text() == '{\n  "theme": "dark",\n  "mcpServers": {\n  }\n}\n'

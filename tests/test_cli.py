@@ -113,6 +113,21 @@ def test_index_reports_skips(repo: Path, capsys) -> None:  # type: ignore[no-unt
     assert "unchanged 2" in out
 
 
+AWS_PAIR = "key_id = 'AKIA" + "Z7XQ2LMNOPQRSTUV'\naws_secret_access_key = '" + "a1B2" * 10 + "'\n"
+
+
+def test_index_counts_only_indexed_files_in_its_columns(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Files skipped when read are reported under skipped, like the walk's skips, not as added."""
+    write(tmp_path, {"a.py": "def alpha():\n    return 1\n", "b.py": "x = 1\n\x00\n", "c.py": AWS_PAIR})
+    code, out, _ = run(capsys, "index", str(tmp_path))
+    assert code == 0
+    assert "1 files, 1 chunks (added 1, changed 0, removed 0, unchanged 0)" in out
+    assert "skipped 2 files" in out and "binary: 1" in out and "secret: 1" in out
+    (tmp_path / "a.py").write_text("x = 1\n\x00\n")  # indexed, now skipped: changed
+    code, out, _ = run(capsys, "index", str(tmp_path))
+    assert "0 files, 0 chunks (added 0, changed 1, removed 0, unchanged 0)" in out and "binary: 2" in out
+
+
 def test_several_paths_prefix_results(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     write(tmp_path / "one", {"a.py": "def alpha_handler():\n    pass\n"})
     write(tmp_path / "two", {"b.py": "def beta_handler():\n    pass\n"})

@@ -246,6 +246,28 @@ def test_refresh_sees_added_changed_deleted(tmp_path: Path, model) -> None:  # t
     assert index.search("remove_route")[0].chunk.file_path == "app/routes.py"
 
 
+def test_skip_records_are_written_without_counting_as_files(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    """A file skipped when read counts in no column, yet its record moves are committed (stats.dirty)."""
+    write(tmp_path, {"a.py": "def alpha():\n    return 1\n", "b.py": "x = 1\n\x00\n"})
+    first = codepith.Index.from_path(tmp_path, model=model).last_stats[0]
+    assert (first.files, first.added, first.skipped.counts) == (1, 1, {"binary": 1})
+    secret = "aws_secret_access_key = '" + "a1B2" * 10 + "'\n"
+    (tmp_path / "b.py").write_text(secret)  # binary, now secret: only its skip record moves
+    stats = codepith.Index.from_path(tmp_path, model=model).last_stats[0]
+    assert (stats.added, stats.changed, stats.removed, stats.unchanged) == (0, 0, 0, 1) and stats.dirty
+    again = codepith.Index.from_path(tmp_path, model=model).last_stats[0]
+    assert again.skipped.counts == {"secret": 1} and not again.dirty, "the move was committed"
+    (tmp_path / "c.py").write_bytes(b"\x00\x01")  # a new binary file alone
+    stats = codepith.Index.from_path(tmp_path, model=model).last_stats[0]
+    assert (stats.added, stats.changed, stats.unchanged) == (0, 0, 1) and stats.dirty
+    again = codepith.Index.from_path(tmp_path, model=model).last_stats[0]
+    assert again.skipped.counts == {"secret": 1, "binary": 1} and not again.dirty
+    (tmp_path / "c.py").unlink()  # a skipped file gone: not removed from the files, but its record is
+    stats = codepith.Index.from_path(tmp_path, model=model).last_stats[0]
+    assert (stats.removed, stats.unchanged) == (0, 1) and stats.dirty
+    assert codepith.Index.from_path(tmp_path, model=model).last_stats[0].skipped.counts == {"secret": 1}
+
+
 def test_touched_file_is_not_reembedded(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
     write(tmp_path, SAMPLE)
     index = codepith.Index.from_path(tmp_path, model=model)

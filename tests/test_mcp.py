@@ -455,6 +455,48 @@ def test_undecodable_file_names_survive_the_wire(repo: Path) -> None:
     run(scenario)
 
 
+def test_a_literal_backslash_name_and_an_undecodable_one_are_told_apart(repo: Path) -> None:
+    """``lit\\xe9.py`` (a backslash, x, e, 9) and the name with the byte 0xE9 were both shown
+    ``lit\\xe9.py``, which read back as the second: each is now spelt its own way and reads back as itself."""
+    (repo / "shop" / "lit\\xe9.py").write_text("def spelled_literal_marker():\n    return 'literal'\n")
+    (repo / "shop" / os.fsdecode(b"lit\xe9.py")).write_text("def spelled_byte_marker():\n    return 'byte'\n")
+    literal, byte = "shop/lit\\\\xe9.py", "shop/lit\\xe9.py"  # as shown: lit\\xe9.py and lit\xe9.py
+
+    async def scenario() -> None:
+        async with session(repo) as s:
+            found = await ok(s, "search", {"query": "spelled_literal_marker spelled_byte_marker", "top_k": 5})
+            assert f"FILE {literal} " in found and f"FILE {byte} " in found, found
+            hits = json.loads(await ok(s, "search", {"query": "spelled marker", "format": "json", "top_k": 10}))
+            assert {literal, byte} <= {h["file_path"] for h in hits}
+            mapped = await ok(s, "outline", {"path": "shop"})
+            assert literal in mapped and byte in mapped, mapped
+            for shown, marker in ((literal, "'literal'"), (byte, "'byte'")):
+                snippet = await ok(s, "read_snippet", {"path": shown, "start_line": 1, "end_line": 2})
+                assert marker in snippet and f"FILE {shown}" in snippet, snippet
+                assert shown in await ok(s, "outline", {"path": shown})
+
+    run(scenario)
+
+
+def test_every_name_is_shown_one_way_and_read_back() -> None:
+    """show_name (then show_bytes on the wire) and wire_name are undone by read_name, for any name."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from codepith.files.names import read_name, show_bytes, show_name, wire_name
+
+    alphabet = st.sampled_from(["\\", "x", "u", "n", "e", "9", "0", "8", "\n", "\x1b", "\x85", "\udce9", "\udc85", "a"])
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(alphabet, max_size=8).map("".join))
+    def check(name: str) -> None:
+        assert read_name(show_bytes(show_name(name))) == name
+        assert read_name(wire_name(name)) == name
+
+    check()
+    assert show_name("src/app.py") == "src/app.py" and wire_name("dir\\b.py") == "dir\\b.py"
+
+
 def test_json_format_tri_state_snippet_lines(repo: Path) -> None:
     """csp's contract: absent -> 10 lines, null -> whole chunk, 0 -> location only, N -> first N lines."""
     long_body = "\n".join(f"    step_{i} = compute_invoice_total(items, {i})" for i in range(30))

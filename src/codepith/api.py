@@ -368,7 +368,7 @@ class Index:
         failed = self._write_failed[i]
         if failed is not None and time.monotonic() - failed[0] < WRITE_RETRY_SECONDS and not full_check:
             build.reap(checking)  # not wanted
-            stats = build.RefreshStats(root=data.root, unchanged=len(data.files), failed=failed[1], source=data)
+            stats = build.kept(data, failed=failed[1])
         else:
             stats = build.refresh(
                 data,

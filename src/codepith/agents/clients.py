@@ -94,7 +94,19 @@ class Client:
     subagent: Callable[[Env, str], tuple[Path, str] | None]
 
     def detected(self, env: Env) -> bool:
-        return any(env.which(exe) for exe in self.executables) or any(p.exists() for p in self.homes(env))
+        return any(env.which(exe) for exe in self.executables) or any(_exists(p) for p in self.homes(env))
+
+    def unreadable(self, env: Env) -> str | None:
+        """A home of this client that cannot be looked at (``chmod 000 ~/.config``), with why: detection
+        cannot tell whether the client is there, which install says in one line rather than guessing."""
+        for p in self.homes(env):
+            try:
+                p.stat()
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError as exc:
+                return f"{p} ({exc.strerror or type(exc).__name__})"
+        return None
 
     def targets(self, env: Env, kinds: tuple[str, ...], scope: str, launcher: Launcher) -> list[Target]:
         out: list[Target] = []
@@ -115,6 +127,15 @@ class Client:
     def supports(self, env: Env, kind: str, scope: str) -> bool:
         probe = Launcher("/codepith", ())
         return bool(self.targets(env, (kind,), scope, probe))
+
+
+def _exists(path: Path) -> bool:
+    """``path.exists()``, but False when a folder on the way cannot be read (PermissionError): what is
+    behind it is reported by whatever then tries to read it, never as a traceback here."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def _json_target(client: str, path: Path, where: tuple[str, ...], entry: dict[str, Any]) -> Target:
@@ -209,7 +230,7 @@ def _opencode_dir(env: Env) -> Path:
 
 def _first_existing(*paths: Path) -> Path:
     for p in paths:
-        if p.exists():
+        if _exists(p):
             return p
     return paths[0]
 

@@ -53,8 +53,19 @@ def client_ids(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _detect(env: Env, ui: Ui) -> list[Client]:
+    """The clients set up on this machine; one whose folder cannot be looked at is said so, in one line."""
+    found = []
+    for c in CLIENTS.values():
+        if c.detected(env):
+            found.append(c)
+        elif (where := c.unreadable(env)) is not None:
+            ui.err(f"codepith: warning: cannot look at {where}; {c.name} not detected (--agent {c.id} names it)")
+    return found
+
+
 def _choose(env: Env, ui: Ui, action: str) -> list[Client]:
-    found = [c for c in CLIENTS.values() if c.detected(env)]
+    found = _detect(env, ui) if action == "install" or ui.interactive else []
     if not ui.interactive:
         return found if action == "install" else list(CLIENTS.values())
     everything = list(CLIENTS.values())

@@ -380,6 +380,24 @@ def remove_root(text: str) -> str:
     return text[: root.start] + text[end:]
 
 
+def inside_empty(text: str, path: tuple[str, ...]) -> str | None:
+    """What lies between the braces of the empty object at ``path`` (whitespace, comments); None when
+    there is no such object or it has members."""
+    node = find(parse(text), path)
+    if node is None or node.value != {}:
+        return None
+    return text[node.start + 1 : node.end - 1]
+
+
+def refill(text: str, path: tuple[str, ...], inner: str) -> str:
+    """``text`` with ``inner`` between the braces of the object at ``path``, when that object is empty
+    and holds only whitespace (as a removal leaves it); otherwise unchanged."""
+    node = find(parse(text), path)
+    if node is None or node.value != {} or text[node.start + 1 : node.end - 1].strip():
+        return text
+    return text[: node.start + 1] + inner + text[node.end - 1 :]
+
+
 def is_empty_object(text: str, path: tuple[str, ...]) -> bool:
     node = find(parse(text), path)
     return node is not None and node.value == {}

@@ -215,6 +215,8 @@ def _remove(t: Target, text: str, rec: Record | None) -> str | None:
                 if not jsonc.is_empty_object(new, holder):
                     break
                 new = jsonc.remove_member(new, holder) if holder else jsonc.remove_root(new)
+        if rec is not None and rec.emptied is not None:  # the object install filled: as it was ({\n} stays so)
+            new = jsonc.refill(new, _filled(t.where, created), rec.emptied)
         return new
     if t.fmt == "toml":
         return tomlfile.remove_table(text, t.where)
@@ -223,6 +225,21 @@ def _remove(t: Target, text: str, rec: Record | None) -> str | None:
         existed = rec is not None and not rec.file_created  # the person's file, empty or not: it stays
         return None if new.strip() == "" and not existed else new
     return None
+
+
+def _filled(where: tuple[str, ...], created: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The existing object install put its entry (or the first object it created) into."""
+    return (created if created is not None else where)[:-1]
+
+
+def _emptied(t: Target, text: str, created: tuple[str, ...] | None) -> str | None:
+    """What was inside the braces of the object install filled, when it was empty (else None)."""
+    if t.fmt != "json" or created == ():  # () : install made the whole document
+        return None
+    try:
+        return jsonc.inside_empty(text, _filled(t.where, created))
+    except CodepithError:
+        return None
 
 
 def _put_back(t: Target, text: str, value: Any) -> str:
@@ -244,6 +261,8 @@ def _ours_by_look(t: Target, value: Any) -> bool:
 
 
 def _parse_error(t: Target, exc: Exception) -> str:
+    if isinstance(exc, OSError):  # a folder on the way or the file itself cannot be read: not a parse error
+        return f"{t.path}: cannot read it ({_why(exc)}); left untouched"
     kind = {"json": "JSON", "toml": "TOML", "markdown": "markdown", "file": "file"}[t.fmt]
     return f"{t.path}: cannot read it as {kind} ({exc}); left untouched"
 
@@ -312,6 +331,7 @@ def plan_install(targets: list[tuple[Target, str, tuple[str, ...]]], state: Stat
                 None,
                 replaced=existing,
                 clients=ids,
+                emptied=_emptied(t, text, created),
             )
         plan.changes.append(
             Change(
@@ -334,12 +354,17 @@ def _still_there(t: Target, text: str) -> bool:
         return True  # unreadable: certainly not to be removed here
 
 
+def _backup(rec: Record) -> bytes | None:
+    """The original bytes install kept, or None when gone or unreadable (uninstall then cuts its entry)."""
+    try:
+        return writes.read(Path(rec.original)) if rec.original else None
+    except OSError:
+        return None
+
+
 def _had_no_final_newline(rec: Record) -> bool:
     """The file install first wrote into did not end with a newline (from its backup; False unknown)."""
-    try:
-        original = writes.read(Path(rec.original)) if rec.original else None
-    except OSError:
-        return False
+    original = _backup(rec)
     return original is not None and original != b"" and not original.endswith(b"\n")
 
 
@@ -373,7 +398,7 @@ def plan_uninstall(targets: list[tuple[Target, str, tuple[str, ...]]], state: St
             plan.records.append(replace(rec, clients=others))
             continue
         if rec is not None and writes.sha256(before) == rec.installed_sha256:
-            original = writes.read(Path(rec.original)) if rec.original else None
+            original = _backup(rec)
             if rec.file_created or original is not None:
                 plan.changes.append(Change(t, label, before, original, "restore", None))
                 continue

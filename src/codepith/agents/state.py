@@ -33,6 +33,9 @@ class Record:
     replaced: Any = None  # someone else's entry that ``--force`` replaced: uninstall puts it back
     dirs_created: tuple[str, ...] = ()  # folders made to hold a new file, removed with it when empty
     clients: tuple[str, ...] = ()  # the clients installed into it (several share AGENTS.md); () unknown
+    # What was inside the braces of the empty JSON object install put its entry into (``{\n}`` holds a
+    # newline): when uninstall cuts the entry and that object is left empty, it gets this back, not ``{}``.
+    emptied: str | None = None
 
     @property
     def key(self) -> str:

@@ -47,14 +47,19 @@ Progress = Callable[[int, int], None]  # (files done, files to do)
 
 @dataclass
 class RefreshStats:
+    """What one look did. added/changed/removed/unchanged count indexed files only (a file indexed before
+    or after, as ``files`` does), so they add up with ``files``; files skipped when read are reported under
+    ``skipped``, as the walk's skips are, and their records' moves are counted in ``skip_records``."""
+
     root: str
     files: int = 0
     chunks: int = 0
     added: int = 0
-    changed: int = 0
+    changed: int = 0  # also a file indexed before and skipped now, or the reverse
     removed: int = 0
     unchanged: int = 0
     touched: int = 0  # mtime moved but content is the same: only the record changes
+    skip_records: int = 0  # records of files skipped when read, written or dropped: in no column, but written
     seconds: float = 0.0
     rebuilt: str | None = None  # why the cache was not usable, when it was not
     busy: bool = False  # another process is building this index; this look used its last commit
@@ -81,7 +86,8 @@ class RefreshStats:
 
     @property
     def dirty(self) -> bool:
-        return bool(self.added or self.changed or self.removed or self.touched)
+        """Whether this look wrote anything, so that the generation is finished (skip records included)."""
+        return bool(self.added or self.changed or self.removed or self.touched or self.skip_records)
 
 
 def batch_files() -> int:
@@ -254,9 +260,17 @@ def _restat(data: RepoData, rel: str, rec: FileRecord | None) -> None:
         data.stat_list[rel] = (_top(data) + rel, rec.size, rec.mtime_ns, rec.racy)
 
 
-def _unchanged(data: RepoData, t0: float) -> RefreshStats:
-    stats = RefreshStats(root=data.root, unchanged=len(data.files), source=data)
+def kept(data: RepoData, **fields: Any) -> RefreshStats:
+    """Stats of a look that changed nothing (nothing moved, another builder, a failed write): every
+    indexed file unchanged; skipped files' records are not files, so they count in no column."""
+    stats = RefreshStats(root=data.root, source=data, **fields)
     stats.files, stats.chunks = _tally(data)
+    stats.unchanged = stats.files
+    return stats
+
+
+def _unchanged(data: RepoData, t0: float) -> RefreshStats:
+    stats = kept(data)
     stats.seconds = time.perf_counter() - t0
     return stats
 
@@ -433,12 +447,10 @@ def refresh(
     except StoreBusy:
         if st.generation() != data.generation:
             reload(data, st)
-        stats = RefreshStats(root=data.root, unchanged=len(data.files), busy=True, source=data)
-        stats.files, stats.chunks = _tally(data)
+        stats = kept(data, busy=True)
     except CacheIOError as exc:  # what committed before the failed write stands; the records follow it
         reload(data, st)
-        stats = RefreshStats(root=data.root, unchanged=len(data.files), failed=str(exc), source=data)
-        stats.files, stats.chunks = _tally(data)
+        stats = kept(data, failed=str(exc))
     stats.seconds = time.perf_counter() - t0
     return stats
 
@@ -470,13 +482,14 @@ def _refresh_locked(
         seen.add(sf.rel_path)
         old = data.files.get(sf.rel_path)
         if old is not None and old.size == sf.size and old.mtime_ns == sf.mtime_ns and not old.racy:
-            stats.unchanged += 1
+            stats.unchanged += old.skip is None
         else:
             candidates.append(sf)
     candidates.sort(key=lambda sf: sf.rel_path)
     w.compact_vectors = max(len(seen), len(data.files)) >= COMPACT_FILES
     removed = [r for r in held if r not in seen and r in data.files]
-    stats.removed = len(removed)
+    stats.removed = sum(1 for r in removed if data.files[r].skip is None)
+    stats.skip_records += len(removed) - stats.removed
     done = 0
     first = True
     step = batch_files()
@@ -549,12 +562,14 @@ def _batch(
         racy = sf.mtime_ns >= racy_after
         text, reason = read_text(sf.path)
         if text is None:
-            skip = reason or "unreadable"
-            if old is None:
-                stats.added += 1
-            elif old.skip != skip:
-                stats.changed += 1
-            metas.append(FileMeta(sf.rel_path, sf.size, sf.mtime_ns, "", skip, 0, sf.language, racy, 0))
+            meta = FileMeta(sf.rel_path, sf.size, sf.mtime_ns, "", reason or "unreadable", 0, sf.language, racy, 0)
+            if old is not None and tuple(old) == meta:
+                continue  # skipped as it was (a racy file read again): nothing to write
+            if old is not None and old.skip is None:
+                stats.changed += 1  # indexed before: its chunks go
+            else:
+                stats.skip_records += 1  # skipped now, and not as before: a record to write, not a file
+            metas.append(meta)
             continue
         digest = _digest(text)
         if old is not None and old.digest == digest and old.skip is None:

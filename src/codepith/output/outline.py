@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
-from codepith.files.names import shell_path, show_name
+from codepith.files.names import shell_path, show_name, wire_name
 from codepith.structure.definitions import Definition
 from codepith.structure.outline import FileOutline, MapEntry, RepoMap
 
@@ -25,7 +25,7 @@ def cli_outline_call(path: str) -> str:
 
 
 def mcp_outline_call(path: str) -> str:
-    return f"outline(path={json.dumps(path)})"
+    return f"outline(path={json.dumps(wire_name(path))})"  # spelt as read_snippet's path is
 
 
 def render_outline(

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from codepith.errors import CodepithError, PathError
 from codepith.files.ignore import NEVER_OPENED_DIRS
-from codepith.files.names import shell_path, show_name
+from codepith.files.names import shell_path, show_name, wire_name
 from codepith.files.read import bom_encoding
 from codepith.files.secrets import SecretScanner, secret_name
 
@@ -39,8 +39,9 @@ def cli_read_call(path: str, start: int, end: int) -> str:
 
 
 def mcp_read_call(path: str, start: int, end: int) -> str:
-    """The MCP tool call that shows ``path`` lines ``start``-``end``."""
-    return f"read_snippet(path={json.dumps(path)}, start_line={start}, end_line={end})"
+    """The MCP tool call that shows ``path`` lines ``start``-``end``: the path as the wire spells it
+    (``wire_name``), which the server takes back; a lone surrogate in the JSON would not reach it."""
+    return f"read_snippet(path={json.dumps(wire_name(path))}, start_line={start}, end_line={end})"
 
 
 @dataclass(frozen=True)

@@ -29,16 +29,17 @@ JSON_OFF = -1  # ... or this: reply with a packet
 
 def _json_reply(results: list[SearchResult], lines: JsonLines) -> str:
     """csp's flat JSON contract: a list of ``{file_path, start_line, end_line, score, content?}``."""
-    from codepith.files.names import show_bytes
+    from codepith.files.names import show_bytes, wire_name
     from codepith.output.jsonfmt import result_to_dict
 
     # Undecodable bytes of a file name are spelt \xNN inside the values (escaped by json.dumps as any
-    # backslash is), not in the dumped text, where that spelling is not JSON.
+    # backslash is), not in the dumped text, where that spelling is not JSON; the name's own backslashes
+    # are doubled when it needs that to be told apart (``wire_name``), which read_snippet undoes.
     hits = [result_to_dict(r, max_snippet_lines=lines) for r in results]
     for hit in hits:
         for key, value in hit.items():
             if isinstance(value, str):
-                hit[key] = show_bytes(value)
+                hit[key] = wire_name(value) if key == "file_path" else show_bytes(value)
     return json.dumps(hits, ensure_ascii=False)
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import re
 import select
 import threading
 import time
 
-from codepith.files.names import show_bytes
+from codepith.files.names import read_name, show_bytes
 from codepith.surfaces.mcp.guard import check_line
 
 
@@ -19,8 +18,9 @@ def wire_text(text: str) -> str:
 
 
 def from_wire_path(path: str) -> str:
-    """The inverse of wire_text for a path argument: ``caf\\xe9.py`` -> the name with the byte 0xE9."""
-    return re.sub(r"\\x([89a-f][0-9a-f])", lambda m: chr(0xDC00 + int(m.group(1), 16)), path)
+    """The inverse of the names' spelling for a path argument (``files.names.read_name``): ``caf\\xe9.py``
+    -> the name with the byte 0xE9, ``lit\\\\xe9.py`` -> the name holding a backslash and ``xe9``."""
+    return read_name(path)
 
 
 class Wire:
