@@ -714,6 +714,47 @@ def test_a_config_is_not_changed_when_its_install_record_cannot_be_saved(
     assert not (home.home / ".cursor").exists()  # the new file and the folder made for it are gone again
 
 
+def test_an_install_record_that_cannot_be_read_is_never_written_over(
+    home: Home, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Records say what earlier installs changed, which only they let uninstall undo: a record file that
+    cannot be read stops install and uninstall before anything is written (a dry run still shows its plan)."""
+    record = home.state / "codepith" / "installed.json"
+    assert cli("install", "--agent", "cursor", "--type", "mcp", "--yes") == 0
+    kept = record.read_text()
+    record.write_text(kept[: len(kept) // 2])  # cut short, as a full disk or a crash may leave it
+    capsys.readouterr()
+    for action in ("install", "uninstall"):
+        assert cli(action, "--agent", "gemini", "--type", "mcp", "--yes") == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "cannot read the install record" in err[0] and "nothing written" in err[0], err
+        assert record.read_text() == kept[: len(kept) // 2]
+    assert not (home.home / ".gemini").exists()
+    assert cli("install", "--agent", "gemini", "--type", "mcp", "--dry-run") in (0, 1)
+    assert "cannot read the install record" in capsys.readouterr().err
+
+
+def test_records_a_version_cannot_read_are_kept_for_the_one_that_can(home: Home) -> None:
+    """A record with a field this version does not know still counts; one it cannot read at all is
+    written back untouched, not dropped, when other records change."""
+    import json
+
+    record = home.state / "codepith" / "installed.json"
+    assert cli("install", "--agent", "cursor", "--type", "mcp", "--yes") == 0
+    data = json.loads(record.read_text())
+    data["records"][0]["from_a_later_version"] = [1, 2]
+    foreign = {"path": "/elsewhere/config.json", "written_by": "codepith 9"}
+    data["records"].append(foreign)
+    record.write_text(json.dumps(data))
+    assert cli("install", "--agent", "gemini", "--type", "mcp", "--yes") == 0
+    saved = json.loads(record.read_text())["records"]
+    assert foreign in saved and any(r["path"].endswith("settings.json") for r in saved)
+    cursor = home.home / ".cursor" / "mcp.json"
+    assert cli("uninstall", "--agent", "cursor", "--type", "mcp", "--yes") == 0
+    assert not cursor.exists()  # its record (with the unknown field) was read and used
+    assert foreign in json.loads(record.read_text())["records"]
+
+
 # -- comments kept -------------------------------------------------------------------------------------
 
 

@@ -169,6 +169,11 @@ def run(action: str, opts: Options, env: Env, ui: Ui, launcher: Launcher | None 
         if missing and opts.kinds != KINDS:
             ui.err(f"codepith: {c.name} has no {' or '.join(missing)} at {opts.scope} scope; skipped")
     state = State(state_dir(env))
+    if state.unreadable is not None:
+        why = f"cannot read the install record {state.file} ({state.unreadable})"
+        if not opts.dry_run:  # saving over it would lose what earlier installs changed
+            raise CodepithError(f"{why}; nothing written: repair it or move it aside, then run again")
+        ui.err(f"codepith: warning: {why}; the plan below does not know what it records")
     targets = _targets(clients, env, opts, launcher, state)
     if action == "install":
         plan = plan_install(targets, state, opts.force)

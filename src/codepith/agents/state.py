@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -57,28 +56,34 @@ def state_dir(env: Env) -> Path:
 
 
 class State:
+    """The records, read at start and written whole by ``save``.
+
+    Nothing a run cannot read is dropped: a record it cannot make sense of (written by another version,
+    edited by hand) is written back as it was, fields it does not know are ignored, and a file it cannot
+    read at all (``unreadable``) stops install and uninstall before they write anything, since saving
+    over it would lose what earlier installs changed, which only it can undo."""
+
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.records: dict[str, Record] = {}
+        self.unreadable: str | None = None  # why the file could not be read, when it exists and could not
+        self._foreign: list[Any] = []  # records this version cannot read, written back untouched
         try:
             raw = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
-            for item in raw.get("records", []):
-                rec = Record(
-                    **{
-                        **item,
-                        "where": tuple(item["where"]),
-                        "created": None if item.get("created") is None else tuple(item["created"]),
-                        "dirs_created": tuple(item.get("dirs_created") or ()),
-                        "clients": tuple(item.get("clients") or ()),
-                    }
-                )
-                self.records[rec.key] = rec
+            items = raw.get("records", [])
+            if not isinstance(items, list):
+                raise ValueError("'records' is not a list")
         except FileNotFoundError:
-            pass
-        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-            print(
-                f"codepith: warning: ignoring unreadable install record {folder / STATE_FILE}: {exc}", file=sys.stderr
-            )
+            return
+        except (OSError, ValueError, AttributeError) as exc:
+            self.unreadable = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            return
+        for item in items:
+            rec = _record(item)
+            if rec is None:
+                self._foreign.append(item)
+            else:
+                self.records[rec.key] = rec
 
     @property
     def file(self) -> Path:
@@ -98,5 +103,27 @@ class State:
         self.records.pop(key, None)
 
     def save(self) -> None:
-        data = {"version": 1, "records": [asdict(r) for r in self.records.values()]}
+        if self.unreadable is not None:  # never reached through install.run, which stops first
+            raise OSError(f"{self.file} could not be read ({self.unreadable}); not written over")
+        data = {"version": 1, "records": [*(asdict(r) for r in self.records.values()), *self._foreign]}
         write_atomic(self.file, (json.dumps(data, indent=1) + os.linesep).encode())
+
+
+_FIELDS = frozenset(f.name for f in fields(Record))
+
+
+def _record(item: Any) -> Record | None:
+    """A record from its JSON form, fields this version does not know left out; None when it cannot be one."""
+    try:
+        known = {k: v for k, v in item.items() if k in _FIELDS}
+        return Record(
+            **{
+                **known,
+                "where": tuple(item["where"]),
+                "created": None if item.get("created") is None else tuple(item["created"]),
+                "dirs_created": tuple(item.get("dirs_created") or ()),
+                "clients": tuple(item.get("clients") or ()),
+            }
+        )
+    except (TypeError, KeyError, AttributeError, ValueError):
+        return None
