@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import re
 import signal
@@ -865,3 +866,114 @@ def test_a_segments_recorded_sums_are_those_of_its_files(tmp_path: Path) -> None
         with pytest.raises(OSError):
             seg.persist(tmp_path, **kw)  # type: ignore[arg-type]
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing half-written is left
+
+
+def test_page_ranges_cover_every_row_and_join_only_nearby_ones() -> None:
+    from codepith.store.pages import PAGE, page_ranges
+
+    rng = np.random.default_rng(3)
+    starts = rng.choice(2000 * PAGE // 256, size=300, replace=False) * 256
+    got = page_ranges(starts, 256, gap=4)
+    assert all(off % PAGE == 0 and size % PAGE == 0 for off, size in got)
+    assert all(a[0] + a[1] <= b[0] for a, b in zip(got, got[1:], strict=False))  # sorted, disjoint
+    for s in starts.tolist():  # every row inside one range
+        assert any(off <= s and s + 256 <= off + size for off, size in got)
+    for a, b in zip(got, got[1:], strict=False):  # separate ranges: more than the gap apart
+        assert (b[0] - (a[0] + a[1])) // PAGE >= 4
+    assert page_ranges(np.array([0, PAGE * 10]), 8, gap=10) == [(0, 11 * PAGE)]
+    assert page_ranges(np.array([0, PAGE * 10]), 8, gap=9) == [(0, PAGE), (10 * PAGE, PAGE)]
+    assert page_ranges(np.zeros(0, np.int64), 8) == []
+
+
+def _drop(folder: Path) -> None:
+    """Drop a store's files from the page cache (clean pages: the segments were fsynced)."""
+    for p in folder.rglob("*"):
+        if p.is_file():
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
+@pytest.mark.skipif(not hasattr(os, "posix_fadvise"), reason="needs posix_fadvise to drop pages")
+def test_a_large_store_asks_for_what_a_search_reads_and_finds_the_same(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # a large (int8) store's search asks the kernel for the heads and the picked rows before reading them,
+    # all segments at once, and only for pages not in memory; results are those of a plain open
+    from codepith.store import pages
+    from codepith.store import view as view_mod
+
+    monkeypatch.setattr(view_mod, "FIRST_STAGE_FROM", 10)
+    monkeypatch.setattr(view_mod, "FIRST_STAGE", 40)
+    monkeypatch.setattr(pages, "FRESH_SECONDS", 0.0)  # every search looks at the pages
+    index, root = _int8_index(tmp_path, model, monkeypatch, files=60, batch=25)
+    queries = ("widget size handler", "route the request", "handler_7")
+    want = {q: [r.chunk.location for r in index.search(q, refresh=False)] for q in queries}
+    asked: list[tuple[int, int, int]] = []  # (map id, offset, bytes)
+    real = pages.MapPages._will_need
+
+    def will_need(self: pages.MapPages, offset: int, length: int) -> None:
+        asked.append((id(self), offset, length))
+        real(self, offset, length)
+
+    monkeypatch.setattr(pages.MapPages, "_will_need", will_need)
+    del index  # its maps closed, so that its pages can leave memory
+    gc.collect()
+    _drop(layout.index_dir(str(root.resolve()), "code", model.info.digest))
+    index = codepith.Index.from_path(root, model=model)
+    view = index.corpus.parts[0].view
+    assert len(view.segments) > 1 and all(s.lean for s in view.segments)
+    # files this small come back whole with their first read, so what is in memory is said here
+    missing = {"all": True}
+    real_absent = pages.MapPages.absent
+    monkeypatch.setattr(
+        pages.MapPages,
+        "absent",
+        lambda self, offset, length: (real_absent(self, offset, length) | missing["all"]),
+    )
+
+    def heads_asked(since: int) -> int:
+        return sum(
+            1
+            for s in view.segments
+            for who, off, n in asked[since:]
+            if who == id(s._pages) and off <= s._spans["head"][0] < off + pages.PAGE and n >= s._spans["head"][1]
+        )
+
+    got = {q: [r.chunk.location for r in index.search(q, refresh=False)] for q in queries}
+    assert got == want
+    assert heads_asked(0) >= len(view.segments)  # every head, whole
+    for s in view.segments:
+        vectors = s._spans["vectors"]
+        mine = [(off, n) for who, off, n in asked if who == id(s._pages)]
+        assert any(vectors[0] - pages.PAGE < off < vectors[0] + vectors[1] for off, n in mine), "picked rows"
+    # all in memory: nothing is asked for
+    missing["all"] = False
+    before = len(asked)
+    assert [r.chunk.location for r in index.search("route handler size", refresh=False)]
+    assert len(asked) == before
+    # an array looked at within FRESH_SECONDS is not looked at again
+    missing["all"] = True
+    monkeypatch.setattr(pages, "FRESH_SECONDS", 3600.0)
+    index.search("widget handler size", refresh=False)
+    before = len(asked)
+    index.search("route request handler", refresh=False)
+    assert heads_asked(before) == 0
+    monkeypatch.setattr(pages, "FRESH_SECONDS", 0.0)
+    index.search("request route widget", refresh=False)
+    assert heads_asked(before) >= len(view.segments)
+
+
+def test_a_plain_open_and_a_merge_read_segments_without_asking(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # small stores (float16) and merges read whole arrays in order, where the pages around each read help
+    from codepith.store import segment
+
+    root = tmp_path / "repo"
+    _many(root, 20)
+    index = codepith.Index.from_path(root, model=model)
+    view = index.corpus.parts[0].view
+    assert view.segments and not any(s.lean for s in view.segments)
+    folder = layout.index_dir(str(root.resolve()), "code", model.info.digest)
+    for d in folder.glob("seg-*"):
+        n = len(unpack(d / "arrays.bin")["lengths"])
+        assert not segment.Segment(d, n, lean=False).lean

@@ -59,7 +59,7 @@ def merge(w: Writer, names: list[str]) -> None:
     """Rewrite the live chunks of these segments as one segment."""
     folder = w.folder
     segments = {
-        name: seg.Segment(folder / name, n)
+        name: seg.Segment(folder / name, n, lean=False)  # read whole, in order: the pages around each read help
         for name, n in w.store._query(
             f"SELECT name, chunks FROM segments WHERE name IN ({','.join('?' * len(names))})", names
         )

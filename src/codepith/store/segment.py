@@ -35,7 +35,7 @@ import shutil
 import uuid
 import zlib
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 
@@ -43,6 +43,7 @@ import numpy as np
 
 from codepith.chunks.chunk import Chunk
 from codepith.store.layout import CacheError
+from codepith.store.pages import MapPages
 
 MAX_CHUNKS = 65535
 VECTOR_DTYPE = np.float16
@@ -403,6 +404,8 @@ class Packed:
 
     arrays: dict[str, np.ndarray]
     last: dict[str, int]
+    mapping: mmap.mmap | None = None  # the map the mapped arrays view
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # array -> (file offset, bytes)
 
 
 def open_packed(path: Path, *, read: Collection[str] = (), last: Collection[str] = ()) -> Packed:
@@ -415,6 +418,10 @@ def open_packed(path: Path, *, read: Collection[str] = (), last: Collection[str]
         mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
         out: dict[str, np.ndarray] = {}
         ends: dict[str, int] = {}
+        spans = {k: (offset, count * dt.itemsize) for k, (dt, _shape, offset, count) in layout.items()}
+        for k in read:  # all in flight at once, exactly these bytes (a read's own read-ahead reads more)
+            if k in spans:
+                _will_read(fd, *spans[k])
         for k, (dt, shape, offset, count) in layout.items():
             if k in read:
                 raw = os.pread(fd, count * dt.itemsize, offset)
@@ -428,7 +435,16 @@ def open_packed(path: Path, *, read: Collection[str] = (), last: Collection[str]
                 if len(raw) != dt.itemsize:
                     raise ValueError(f"{k}: truncated")
                 ends[k] = int(np.frombuffer(raw, dtype=dt)[0])
-    return Packed(out, ends)
+    return Packed(out, ends, mm, spans)
+
+
+def _will_read(fd: int, offset: int, length: int) -> None:
+    """Ask the kernel to read a file's range now, without waiting for it (where it can be asked)."""
+    if length > 0 and hasattr(os, "posix_fadvise"):
+        try:
+            os.posix_fadvise(fd, offset, length, os.POSIX_FADV_WILLNEED)
+        except OSError:
+            pass  # advice only
 
 
 def unpack(path: Path, *, read: Collection[str] = ()) -> dict[str, np.ndarray]:
@@ -458,10 +474,22 @@ def verify(folder: Path, sums: dict[str, list[object]], *, full: bool) -> str | 
     return None
 
 
-class Segment:
-    """A segment mapped read-only; arrays are memory maps, so opening costs a few header reads."""
+# A search's reads of a large store's segments (``Segment(lean=True)``, the int8 ones), by what they touch:
+# the head (whole, every query) and the picked rows of the codes, asked for before they are read
+# (``prefetch``, ``prefetch_rows``), every segment at once; the postings and names (a binary search, then a
+# slice per term): the map reads only the pages touched (``MADV_RANDOM``), the keys asked for whole and a
+# term's long slices before they are read (``slices``). See ``store/pages.py``.
+# Reads that want whole arrays (a merge, the float32 copies of a small store) open segments as they were.
+_LEAN = ("keys", "offsets", "docs", "tfs", "dkeys", "dchunks")
 
-    def __init__(self, folder: Path, n: int) -> None:
+
+class Segment:
+    """A segment mapped read-only; arrays are memory maps, so opening costs a few header reads.
+
+    ``lean``: a search's segment; when its codes are int8 (a large store), pages are read as it asks
+    (see ``_LEAN``)."""
+
+    def __init__(self, folder: Path, n: int, *, lean: bool = True) -> None:
         self.folder = folder
         self.name = folder.name
         self.n = n
@@ -490,6 +518,14 @@ class Segment:
         self.tfs: np.ndarray = arr["tfs"]
         self.dkeys: np.ndarray = arr["dkeys"]
         self.dchunks: np.ndarray = arr["dchunks"]
+        self._spans = packed.spans
+        self._pages = MapPages(packed.mapping) if packed.mapping is not None else None
+        self.lean = (
+            lean
+            and self.compact
+            and self._pages is not None
+            and self._pages.advise(getattr(mmap, "MADV_RANDOM", None), (self._spans.get(k, (0, 0)) for k in _LEAN))
+        )
         self.hdims: np.ndarray | None = arr.get("hdims")  # compact segments written since the head exists
         self.head: np.ndarray | None = arr.get("head")
         if (self.head is None) != (self.hdims is None) or (
@@ -513,6 +549,17 @@ class Segment:
         ):
             raise CacheError(f"segment {folder.name} is inconsistent", folder)
 
+    def prefetch(self, name: str) -> None:
+        """Ask for a whole array now, in a lean segment (a search about to read all of it)."""
+        if self.lean and self._pages is not None:
+            self._pages.ask(*self._spans.get(name, (0, 0)))
+
+    def prefetch_rows(self, name: str, rows: np.ndarray) -> None:
+        """Ask for these rows of a 2-D array now, in a lean segment (the second pass's picked codes)."""
+        if self.lean and self._pages is not None and len(rows):
+            row = getattr(self, name).strides[0]
+            self._pages.ask_rows(self._spans[name], np.asarray(rows, np.int64) * row, row)
+
     def floats(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
         """Rows lo:hi as float32 vectors."""
         rows = np.asarray(self.vectors[lo:hi], np.float32)
@@ -521,16 +568,26 @@ class Segment:
     def postings(self, keys: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
         """(local chunk ids, term counts) of each key, or None where the segment lacks it: one binary
         search for all of a query's terms."""
+        return self.slices(self.find(keys))
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """Where each key sits in ``keys``, or -1 where the segment lacks it."""
         n = len(self.keys)
         pos = self.keys.searchsorted(keys)
-        out: list[tuple[np.ndarray, np.ndarray] | None] = []
-        for i, k in zip(pos.tolist(), keys.tolist(), strict=True):
-            if i >= n or int(self.keys[i]) != k:
-                out.append(None)
-            else:
-                lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
-                out.append((self.docs[lo:hi], self.tfs[lo:hi]))
-        return out
+        found = np.where(pos < n, pos, 0)
+        hit = (pos < n) & (self.keys[found] == keys) if n else np.zeros(len(keys), bool)
+        at = np.where(hit, pos, -1)
+        return at
+
+    def slices(self, at: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
+        """``postings`` of the keys ``find`` placed; in a lean segment every long slice is asked for
+        before any is read."""
+        runs = [None if i < 0 else (int(self.offsets[i]), int(self.offsets[i + 1])) for i in at.tolist()]
+        if self.lean and self._pages is not None:
+            found = [run for run in runs if run is not None]
+            for name in ("docs", "tfs"):
+                self._pages.ask_long_runs(self._spans[name][0], getattr(self, name).itemsize, found)
+        return [None if run is None else (self.docs[run[0] : run[1]], self.tfs[run[0] : run[1]]) for run in runs]
 
     def defining(self, key: int) -> np.ndarray:
         k = np.uint64(key)

@@ -183,14 +183,19 @@ class View:
         0.9998 from 5,000: one chunk at rank 84 of one query)."""
         if self.n_physical <= FIRST_STAGE:
             return self._scan_codes(qv)
+        for s in self.segments:  # every head asked for at once, before the scan reads the first (see segment._LEAN)
+            s.prefetch("head")
         heads = self._threaded(lambda s, buf: _head_scores(s, qv, buf), self.dims // 2)
         out = np.full(self.n_physical, -np.inf, np.float32)
         picked = np.sort(_largest(heads, FIRST_STAGE))
         # each segment's run of the picked, by its bounds (np.unique would import numpy.ma: 40 ms of a cold search)
         bounds = np.searchsorted(picked, self.base).tolist()
-        for i, s in enumerate(self.segments):
-            phys = picked[bounds[i] : bounds[i + 1]]
+        runs = [(i, picked[bounds[i] : bounds[i + 1]]) for i in range(len(self.segments))]
+        for i, phys in runs:
+            self.segments[i].prefetch_rows("vectors", phys - int(self.base[i]))
+        for i, phys in runs:
             if len(phys):
+                s = self.segments[i]
                 rows = phys - int(self.base[i])
                 out[phys] = (np.asarray(s.vectors[rows], np.float32) @ qv) * s.vscale[rows]
         return out
@@ -235,8 +240,11 @@ class View:
         """(physical base, local ids, counts) of each key in each segment that holds it, with one binary
         search per segment for all the keys."""
         out: list[list[tuple[int, np.ndarray, np.ndarray]]] = [[] for _ in range(len(keys))]
-        for s, b in zip(self.segments, self.base[:-1].tolist(), strict=False):
-            for i, got in enumerate(s.postings(keys)):
+        for s in self.segments:  # each step for every segment before the next (see segment._LEAN)
+            s.prefetch("keys")
+        found = [s.find(keys) for s in self.segments]
+        for s, b, at in zip(self.segments, self.base[:-1].tolist(), found, strict=False):
+            for i, got in enumerate(s.slices(at)):
                 if got is not None and len(got[0]):
                     out[i].append((b, got[0], got[1]))
         return out
