@@ -44,7 +44,7 @@ def _mincore() -> Any:
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
         fn = libc.mincore
-    except (OSError, AttributeError):
+    except Exception:  # noqa: BLE001 - no C library by that name (Windows), no mincore in it: no looking
         return None
     fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
     fn.restype = ctypes.c_int
