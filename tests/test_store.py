@@ -959,6 +959,10 @@ def test_a_large_store_asks_for_what_a_search_reads_and_finds_the_same(tmp_path:
     before = len(asked)
     index.search("route request handler", refresh=False)
     assert heads_asked(before) == 0
+    vectors = {id(s._pages): s._spans["vectors"] for s in view.segments}
+    assert any(vectors[who][0] - pages.PAGE < off < sum(vectors[who]) for who, off, _ in asked[before:]), (
+        "rows are looked at every time: each search wants others"
+    )
     monkeypatch.setattr(pages, "FRESH_SECONDS", 0.0)
     index.search("request route widget", refresh=False)
     assert heads_asked(before) >= len(view.segments)

@@ -477,8 +477,8 @@ def verify(folder: Path, sums: dict[str, list[object]], *, full: bool) -> str | 
 # A search's reads of a large store's segments (``Segment(lean=True)``, the int8 ones), by what they touch:
 # the head (whole, every query) and the picked rows of the codes, asked for before they are read
 # (``prefetch``, ``prefetch_rows``), every segment at once; the postings and names (a binary search, then a
-# slice per term): the map reads only the pages touched (``MADV_RANDOM``), the keys asked for whole and a
-# term's long slices before they are read (``slices``). See ``store/pages.py``.
+# slice per term): the map reads only the pages touched (``MADV_RANDOM``), the keys and names asked for
+# whole and a term's long slices before they are read (``slices``). See ``store/pages.py``.
 # Reads that want whole arrays (a merge, the float32 copies of a small store) open segments as they were.
 _LEAN = ("keys", "offsets", "docs", "tfs", "dkeys", "dchunks")
 

@@ -253,6 +253,8 @@ class View:
         """Physical ids of the chunks that define a (lower-cased) name."""
         key = term_key(name_lower)
         out: list[int] = []
+        for s in self.segments:  # a binary search in each: its names asked for whole first (segment._LEAN)
+            s.prefetch("dkeys")
         for s, b in zip(self.segments, self.base[:-1], strict=False):
             got = s.defining(key)
             if len(got):
