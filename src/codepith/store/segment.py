@@ -576,8 +576,7 @@ class Segment:
         pos = self.keys.searchsorted(keys)
         found = np.where(pos < n, pos, 0)
         hit = (pos < n) & (self.keys[found] == keys) if n else np.zeros(len(keys), bool)
-        at = np.where(hit, pos, -1)
-        return at
+        return np.where(hit, pos, -1)
 
     def slices(self, at: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
         """``postings`` of the keys ``find`` placed; in a lean segment every long slice is asked for
