@@ -86,4 +86,6 @@ def show_bytes(text: str) -> str:
     shown as ``\\xNN``: JSON and UTF-8 cannot carry them, and the MCP tools map that spelling back."""
     if text.isascii():
         return text
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    # each surrogate spelt alone: re-encoding and decoding would join a run that happens to be valid UTF-8
+    # (``\udce9\udc85\udc85``, which no file system gives, but a caller may) into one character
+    return _BYTE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", text)
