@@ -115,6 +115,15 @@ def test_ocaml_lets_types_and_modules() -> None:
     assert spans["Parse_error"][2] == "type"
 
 
+def test_ocaml_interface_values_are_named_by_their_value_not_their_type() -> None:
+    text = "type t\n\nval empty : t\n\nval union : t -> t -> t\n\nexternal length : string -> int = \"%len\"\n"
+    spans = _spans(_chunks("lib/cset.mli", text, "ocaml"))
+    assert spans["t"] == (1, 1, "type")
+    assert spans["empty"] == (3, 3, "function")
+    assert spans["union"] == (5, 5, "function")
+    assert spans["length"] == (7, 7, "function")
+
+
 def test_ocaml_a_long_module_splits_into_its_functions() -> None:
     lets = "".join(f"  let f{i} x =\n{_body(20, '    ', 'let y{i} = x + {i} in')}    x\n\n" for i in range(3))
     text = f"module Engine = struct\n{lets}end\n"

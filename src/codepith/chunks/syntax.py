@@ -630,12 +630,11 @@ SPECS: dict[str, LangSpec] = {
         binds=_r_binds,
     ),
     "ocaml": LangSpec(
-        defs={
-            "external": "function",
-            "value_specification": "function",
-            "class_definition": "class",
-        },
+        defs={"class_definition": "class"},
         special={
+            # ``val f : t -> t`` (an interface's) and ``external f : ...``: the ``type`` field is no name
+            "value_specification": _ocaml_named("function", "value_name"),
+            "external": _ocaml_named("function", "value_name"),
             "value_definition": _ocaml_value,
             "type_definition": _ocaml_named("type", "type_binding"),
             "module_definition": _ocaml_named("module", "module_binding", "module_name"),
