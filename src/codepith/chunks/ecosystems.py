@@ -94,6 +94,8 @@ ECOSYSTEMS: dict[str, Ecosystem] = {
     "lua": Ecosystem(("lua",), test_suffixes=("_spec", "_test"), wiring=(r"local\s+[\w,\s]+=\s*require\b",)),
     "zig": Ecosystem(("zig",), wiring=(r"(?:pub\s+)?(?:const|let|var)\s+\w+\s*=\s*@import\(",)),
     "bash": Ecosystem(("bats",), test_suffixes=("",)),
+    # R: testthat's ``tests/testthat/test-name.R``; ``library(pkg)`` lines only attach packages
+    "r": Ecosystem(("[rR]",), test_prefixes=("test-", "test_"), wiring=(r"library\(",)),
 }
 
 

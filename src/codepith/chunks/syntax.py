@@ -305,6 +305,140 @@ def _php_binds(node: Node) -> list[str]:
     return [_text(n) for e in elements for n in e.named_children[:1] if n.type == "name"]
 
 
+_R_ASSIGN = frozenset({"<-", "=", "<<-", ":="})
+
+
+def _r_target(node: Node) -> tuple[str, Node] | None:
+    """(name, value) of ``name <- value`` / ``name = value`` (a backticked or quoted name too)."""
+    if node.type != "binary_operator":
+        return None
+    left, op = node.child_by_field_name("lhs"), node.child_by_field_name("operator")
+    right = node.child_by_field_name("rhs")
+    if left is None or right is None or op is None or _text(op) not in _R_ASSIGN:
+        return None
+    if left.type not in ("identifier", "string"):
+        return None
+    return _text(left).strip("`'\""), right
+
+
+def _r_methods(call: Node, depth: int = 0) -> bool:
+    """Whether a call's arguments hold named functions (``ggproto("X", Parent, draw = function(...) ...)``,
+    R6's ``R6Class("X", public = list(initialize = function(...) ...))``): an object made of methods."""
+    args = call.child_by_field_name("arguments")
+    for arg in args.named_children if args is not None else ():
+        value = arg.child_by_field_name("value")
+        if value is None:
+            continue
+        if value.type == "function_definition" and arg.child_by_field_name("name") is not None:
+            return True
+        if value.type == "call" and depth < 1 and _r_methods(value, depth + 1):
+            return True
+    return False
+
+
+def _r_assign(node: Node) -> Classified | None:
+    """``f <- function(...)`` defines f; ``Geom <- ggproto("Geom", ...)`` and R6/reference classes, a call
+    whose arguments are named functions, define an object whose methods are those arguments."""
+    target = _r_target(node)
+    if target is None:
+        return None
+    name, value = target
+    if value.type == "function_definition":
+        return "function", name, node
+    if value.type == "call" and _r_methods(value):
+        args = value.child_by_field_name("arguments")
+        return "class", name, args if args is not None else node
+    return None
+
+
+def _r_argument(node: Node) -> Classified | None:
+    """A named function inside an object's constructor call: ``draw_panel = function(...) {...}``; and
+    a group of them (R6's ``public = list(add = function(n) ...)``), opened for its methods."""
+    value = node.child_by_field_name("value")
+    name = node.child_by_field_name("name")
+    if value is None or name is None:
+        return None
+    if value.type == "call" and _r_methods(value, 1):
+        args = value.child_by_field_name("arguments")
+        return "object", "", args if args is not None else node
+    if value.type != "function_definition":
+        return None
+    return "method", _text(name).strip("`'\""), node
+
+
+_R_S4 = {"setClass": "class", "setRefClass": "class", "setGeneric": "function", "setMethod": "method",
+         "setValidity": "method"}  # fmt: skip
+
+
+def _r_call(node: Node) -> Classified | None:
+    """S4: ``setClass("Name", ...)``, ``setGeneric("name", ...)``, ``setMethod("name", "Class", ...)``."""
+    head = node.child_by_field_name("function")
+    kind = _R_S4.get(_text(head)) if head is not None and head.type == "identifier" else None
+    args = node.child_by_field_name("arguments")
+    if kind is None or args is None:
+        return None
+    first = next((a.child_by_field_name("value") for a in args.named_children if a.type == "argument"), None)
+    if first is None or first.type != "string":
+        return None
+    return kind, _text(first).strip("'\""), node
+
+
+def _r_binds(node: Node) -> list[str]:
+    """``default_width <- 0.9``: a value bound at file level, not a function."""
+    target = _r_target(node)
+    if target is None or target[1].type == "function_definition":
+        return []
+    return [target[0]]
+
+
+def _ocaml_value(node: Node) -> Classified | None:
+    """``let f x = ...`` is a function, ``let default = ...`` a value; ``let rec a = ... and b = ...``
+    is named by its first binding."""
+    binding = next((c for c in node.named_children if c.type == "let_binding"), None)
+    if binding is None:
+        return None
+    pattern = binding.child_by_field_name("pattern")
+    name = _text(pattern) if pattern is not None and pattern.type == "value_name" else ""
+    body = binding.child_by_field_name("body")
+    takes = any(c.type == "parameter" for c in binding.named_children) or (
+        body is not None and body.type in ("fun_expression", "function_expression")
+    )
+    return ("function" if takes else "value"), name, node
+
+
+def _ocaml_named(kind: str, *path: str) -> Special:
+    """``type t = ...``, ``module M = struct ... end``, ``exception E``: named by the node reached through
+    ``path`` (child types, first match at each step; a ``name`` field on the way is taken at once)."""
+
+    def classify_named(node: Node) -> Classified | None:
+        at = node
+        for step in path:
+            named = at.child_by_field_name("name") if at is not node else None
+            if named is not None:
+                return kind, _text(named), node
+            found = next((c for c in at.named_children if c.type == step), None)
+            if found is None:
+                return kind, "", node
+            at = found
+        named = at.child_by_field_name("name")
+        return kind, _text(named if named is not None else at), node
+
+    return classify_named
+
+
+def _erlang_define(node: Node) -> Classified | None:
+    """``-define(MAX, 10).`` / ``-define(F(X), ...).``: a macro named by its left-hand side."""
+    lhs = node.child_by_field_name("lhs")
+    name = lhs.child_by_field_name("name") if lhs is not None else None
+    return "macro", _text(name) if name is not None else "", node
+
+
+def _erlang_function(node: Node) -> Classified | None:
+    clause = next((c for c in node.named_children if c.type == "function_clause"), None)
+    name = clause.child_by_field_name("name") if clause is not None else None
+    return "function", _text(name) if name is not None else "", node
+
+
 SPECS: dict[str, LangSpec] = {
     "python": LangSpec(
         defs={"function_definition": "function", "class_definition": "class"},
@@ -490,6 +624,45 @@ SPECS: dict[str, LangSpec] = {
         needs_body=frozenset({"namespace_definition"}),
         binds=_php_binds,
     ),  # fmt: skip
+    "r": LangSpec(
+        defs={},
+        special={"binary_operator": _r_assign, "argument": _r_argument, "call": _r_call},
+        binds=_r_binds,
+    ),
+    "ocaml": LangSpec(
+        defs={"class_definition": "class"},
+        special={
+            # ``val f : t -> t`` (an interface's) and ``external f : ...``: the ``type`` field is no name
+            "value_specification": _ocaml_named("function", "value_name"),
+            "external": _ocaml_named("function", "value_name"),
+            "value_definition": _ocaml_value,
+            "type_definition": _ocaml_named("type", "type_binding"),
+            "module_definition": _ocaml_named("module", "module_binding", "module_name"),
+            "module_type_definition": _ocaml_named("interface", "module_type_name"),
+            "exception_definition": _ocaml_named("type", "constructor_declaration", "constructor_name"),
+        },
+    ),
+    "erlang": LangSpec(
+        defs={"record_decl": "type", "type_alias": "type", "opaque": "type"},
+        prefixes=frozenset({"comment", "spec"}),
+        special={"fun_decl": _erlang_function, "pp_define": _erlang_define},
+    ),
+    "solidity": LangSpec(
+        defs={
+            "contract_declaration": "class",
+            "interface_declaration": "interface",
+            "library_declaration": "module",
+            "function_definition": "function",
+            "modifier_definition": "function",
+            "constructor_definition": "constructor",
+            "fallback_receive_definition": "function",
+            "event_definition": "type",
+            "error_declaration": "type",
+            "struct_declaration": "struct",
+            "enum_declaration": "enum",
+            "user_defined_type_definition": "type",
+        },
+    ),
 }
 
 

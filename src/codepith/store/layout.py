@@ -31,7 +31,8 @@ from codepith.errors import CodepithError
 # 15: Objective-C chunked by syntax; a `.h` header parsed as Objective-C or C++ when it holds their syntax.
 # 16: C++'s `class EXPORT_MACRO Name {...}` (read by tree-sitter-cpp as a function) chunked as a class.
 # 17: punctuation marks left out of every embedding (model.loader.silent_ids): the vectors changed.
-FORMAT_VERSION = 17
+# 18: R, OCaml, Erlang and Solidity chunked by syntax (definitions, their names, members split).
+FORMAT_VERSION = 18
 
 
 def cache_root() -> Path:
