@@ -81,3 +81,25 @@ def test_permission_denied_is_unreadable(tmp_path: Path) -> None:
         assert read_text(path) == (None, "unreadable")
     finally:
         path.chmod(0o644)
+
+
+def test_read_source_says_when_the_path_no_longer_leads_to_the_listed_file(tmp_path: Path) -> None:
+    """What a look reads may have moved since it was listed: each such path is unreadable *for now*
+    (``moved``), never opened in a way that blocks, and never read outside the root."""
+    from codepith.files.read import read_source
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "out.py").write_text("def outside():\n    pass\n")
+    (root / "in.py").write_text("def inside():\n    pass\n")
+    os.mkfifo(root / "pipe.py")
+    (root / "dir.py").mkdir()
+    os.symlink(tmp_path / "out.py", root / "out_link.py")
+    os.symlink(root / "in.py", root / "in_link.py")
+    os.symlink("loop.py", root / "loop.py")
+    within = os.path.realpath(root)
+    assert read_source(root / "in.py", within) == ("def inside():\n    pass\n", None, False)
+    assert read_source(root / "in_link.py", within).text == "def inside():\n    pass\n"
+    for name in ("pipe.py", "dir.py", "out_link.py", "loop.py", "gone.py"):
+        assert read_source(root / name, within) == (None, "unreadable", True), name
+    assert read_source(root / "out_link.py").text is not None  # no root named: any regular file is read

@@ -599,3 +599,131 @@ def test_a_watched_index_s_first_look_still_checks_every_stat(
         assert "pkg_changed_offline" in _symbols(index, "pkg changed offline")
     finally:
         index.close()
+
+
+# -- the tree changing between a look's listing and its reads ------------------------------------------
+
+
+def _during_read(
+    monkeypatch: pytest.MonkeyPatch, rel: str, before: Callable[[], object], after: Callable[[], object]
+) -> list[int]:
+    """Run ``before`` just before the build reads ``rel`` and ``after`` just after (once): the tree moving
+    between a look's listing and its read of a file."""
+    real = build.read_source
+    done: list[int] = []
+
+    def racing(path: Path, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        if not done and str(path).replace(os.sep, "/").endswith(rel):
+            done.append(1)
+            before()
+            try:
+                return real(path, *args, **kwargs)  # type: ignore[arg-type]
+            finally:
+                after()
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build, "read_source", racing)
+    return done
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_a_file_moved_away_while_it_was_read_is_indexed_once_back(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch, watch: bool
+) -> None:
+    """A folder renamed away and back (a tool's rename dance, a branch switch) while a look read one of its
+    files: the read failed, and the file, back with the size and mtime the look had listed, stayed
+    "unreadable" for good (a stat check and a watcher's paths alike trusted that stat)."""
+    root = tmp_path / "repo"
+    write(root, TREE)
+    _age(root)
+    index = codepith.Index.from_path(root, model=model, watch=watch, use_cache=False)
+    try:
+        core = root / "app/core.py"
+        core.write_text("def core_danced_away():\n    return 4\n")
+        past = time.time_ns() - 300 * 1_000_000_000
+        os.utime(core, ns=(past, past))  # an old mtime: not racy by age
+        done = _during_read(
+            monkeypatch,
+            "app/core.py",
+            lambda: os.rename(root / "app", root / "app-away"),
+            lambda: os.rename(root / "app-away", root / "app"),
+        )
+        index.refresh()
+        assert done
+        for _ in range(2):  # the look after the dance (a watcher's paths, or the stat check), and one more
+            index.refresh()
+        assert index._data[0].files["app/core.py"].skip is None
+        assert "core_danced_away" in _symbols(index, "core danced away")
+        assert _state(index) == _state(_full(root, model))
+    finally:
+        index.close()
+
+
+def test_a_link_out_of_the_root_swapped_in_before_a_read_is_never_read(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file replaced by a link to a file outside the root between the listing and the read: the read
+    followed the link, and the outside file's text was indexed and shown until the next look."""
+    root, outside = tmp_path / "repo", tmp_path / "outside.py"
+    write(root, TREE)
+    outside.write_text("def leaked_from_outside():\n    return 'private'\n")
+    index = codepith.Index.from_path(root, model=model, watch=True, use_cache=False)
+    try:
+        core = root / "app/core.py"
+        core.write_text("def core_then_swapped():\n    return 5\n")
+
+        def swap() -> None:
+            core.unlink()
+            core.symlink_to(outside)
+
+        done = _during_read(monkeypatch, "app/core.py", swap, lambda: None)
+        index.refresh()
+        assert done
+        assert not any("leaked_from_outside" in c.content for c in index.chunks)
+        index.refresh()
+        assert index._data[0].skipped_paths is not None
+        assert index._data[0].skipped_paths.get("app/core.py") == "symlink-outside-root"
+        assert not any("leaked_from_outside" in c.content for c in index.chunks)
+        assert _state(index) == _state(_full(root, model))
+    finally:
+        index.close()
+
+
+def test_a_fifo_swapped_in_before_a_read_does_not_block_the_look(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file replaced by a FIFO between the listing and the read: a plain open blocked the look (and every
+    search after it) forever."""
+    import signal
+
+    root = tmp_path / "repo"
+    write(root, TREE)
+    index = codepith.Index.from_path(root, model=model, watch=True, use_cache=False)
+    core = root / "app/core.py"
+
+    def fifo() -> None:
+        core.unlink()
+        os.mkfifo(core)
+
+    class Hung(Exception):
+        pass
+
+    def hung(*_: object) -> None:
+        raise Hung("the look blocked on a FIFO")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(10)
+    try:
+        core.write_text("def core_then_a_fifo():\n    return 6\n")
+        done = _during_read(monkeypatch, "app/core.py", fifo, lambda: None)
+        index.refresh()
+        assert done
+        index.refresh()
+        assert index._data[0].skipped_paths is not None
+        assert index._data[0].skipped_paths.get("app/core.py") == "not-a-regular-file"
+        assert "app/core.py" not in index._data[0].files
+        assert _state(index) == _state(_full(root, model))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+        index.close()

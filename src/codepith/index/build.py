@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from codepith.files.explain import explain_hidden
-from codepith.files.read import read_text
+from codepith.files.read import read_source
 from codepith.files.source import IgnoreHit, SkipReport, SourceFile
 from codepith.files.walk import max_file_bytes_limit, walk
 from codepith.index import changes
@@ -557,10 +557,14 @@ def _batch(
     metas: list[FileMeta] = []
     touched: list[FileMeta] = []
     todo: list[tuple[SourceFile, str, str]] = []  # (file, text, digest)
+    within = os.path.realpath(data.root)
     for sf in batch:
         old = data.files.get(sf.rel_path)
-        racy = sf.mtime_ns >= racy_after
-        text, reason = read_text(sf.path)
+        text, reason, moved = read_source(sf.path, within)
+        # A path that no longer led to the file listed (renamed away and back, swapped for a folder, a
+        # FIFO or a link out) is recorded unreadable for now, but its stat is not trusted: the file may be
+        # back with the same size and mtime, and was kept "unreadable" for good when that stat stood.
+        racy = sf.mtime_ns >= racy_after or moved
         if text is None:
             meta = FileMeta(sf.rel_path, sf.size, sf.mtime_ns, "", reason or "unreadable", 0, sf.language, racy, 0)
             if old is not None and tuple(old) == meta:
