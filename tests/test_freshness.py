@@ -727,3 +727,32 @@ def test_a_fifo_swapped_in_before_a_read_does_not_block_the_look(
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
         index.close()
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
+def test_a_watched_look_that_fails_does_not_lose_what_the_watcher_saw(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch, error: type[BaseException]
+) -> None:
+    """^C in a search (or an error in its build) after the watcher's paths were taken: they were never applied
+    nor reported again, so the edit stayed out of every later search of that index."""
+    write(tmp_path, TREE)
+    index = codepith.Index.from_path(tmp_path, model=model, watch=True, use_cache=False)
+    try:
+        (tmp_path / "app/core.py").write_text("def core_after_an_interrupt():\n    return 7\n")
+        real = build.refresh
+
+        def fails(*args: object, **kwargs: object) -> build.RefreshStats:
+            raise error("in the middle of a look")
+
+        monkeypatch.setattr(build, "refresh", fails)
+        with pytest.raises(error):
+            index.search("core after an interrupt")
+        monkeypatch.setattr(build, "refresh", real)
+        index.refresh()
+        assert "core_after_an_interrupt" in _symbols(index, "core after an interrupt")
+        assert _state(index) == _state(_full(tmp_path, model))
+        (tmp_path / "app/util.py").write_text("def util_watched_again():\n    return 8\n")
+        stats = index.refresh()[0]
+        assert index.watching and not stats.walked and stats.changed == 1, "watched again from there on"
+    finally:
+        index.close()

@@ -370,18 +370,25 @@ class Index:
             build.reap(checking)  # not wanted
             stats = build.kept(data, failed=failed[1])
         else:
-            stats = build.refresh(
-                data,
-                self.model,
-                st,
-                max_file_bytes=self.max_file_bytes,
-                progress=progress,
-                changed=moved,
-                wait=wait,
-                full_check=full_check,
-                suspect=suspect,
-                checking=checking if moved is None else None,
-            )
+            try:
+                stats = build.refresh(
+                    data,
+                    self.model,
+                    st,
+                    max_file_bytes=self.max_file_bytes,
+                    progress=progress,
+                    changed=moved,
+                    wait=wait,
+                    full_check=full_check,
+                    suspect=suspect,
+                    checking=checking if moved is None else None,
+                )
+            except BaseException:
+                # The watcher's paths were taken and not applied (^C, an error in the build): the watcher
+                # will not report them again, so the next look checks every stat instead of missing them.
+                if watcher is not None:
+                    self._unsettled.add(i)
+                raise
             if moved is not None:
                 build.reap(checking)  # a watcher's paths decide instead
             if stats.failed and self._corpus is not None:  # (a first look's failure: __init__ says what next)
