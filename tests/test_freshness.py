@@ -756,3 +756,30 @@ def test_a_watched_look_that_fails_does_not_lose_what_the_watcher_saw(
         assert index.watching and not stats.walked and stats.changed == 1, "watched again from there on"
     finally:
         index.close()
+
+
+@pytest.mark.parametrize("content", ["code", "all"])
+def test_a_cache_inside_the_watched_tree_is_not_part_of_it(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch, content: str
+) -> None:
+    """``CODEPITH_CACHE_DIR`` inside the indexed tree: its segments and ``source.json`` files were listed
+    (indexed with ``--content all``), and every commit changed files the watcher then reported, so each
+    search of an untouched tree wrote a new generation."""
+    root = tmp_path / "repo"
+    write(root, TREE)
+    monkeypatch.setenv("CODEPITH_CACHE_DIR", str(root / "cachedir"))
+    index = codepith.Index.from_path(root, model=model, watch=True, content=content)
+    try:
+        for _ in range(3):
+            index.search("core entry")
+        stats = index.refresh()[0]
+        assert not stats.dirty, "nothing changed in the tree: nothing written"
+        data = index._data[0]
+        assert not [rel for rel in data.files if rel.startswith("cachedir/")]
+        assert data.skipped_paths is not None
+        assert data.skipped_paths.get("cachedir/indexes/") == "build output (CACHEDIR.TAG)"
+        assert [rel for rel in data.skipped_paths if rel.startswith("cachedir/indexes")] == ["cachedir/indexes/"]
+        full = codepith.Index.from_path(root, model=model, use_cache=False, content=content)
+        assert _state(index) == _state(full)
+    finally:
+        index.close()

@@ -28,7 +28,7 @@ from codepith.files.walk import max_file_bytes_limit, walk
 from codepith.index import changes
 from codepith.index.repo import FileRecord, RepoData
 from codepith.model.loader import StaticModel
-from codepith.store.layout import CacheError, CacheIOError, index_dir
+from codepith.store.layout import CacheError, CacheIOError, index_dir, tag_cache_folder
 from codepith.store.manifest import FileMeta, Store, StoreBusy, Writer
 from codepith.store.segment import MAX_CHUNKS, NewFile
 
@@ -380,7 +380,9 @@ def _load(
     root: str, content: str, model: StaticModel, cache: Path | None, *, apart: bool
 ) -> tuple[Store, RepoData, str | None, Check | None]:
     info = model.info
-    st, reason = open_store(index_dir(root, content, info.digest, cache), root, content, model)
+    folder = index_dir(root, content, info.digest, cache)
+    st, reason = open_store(folder, root, content, model)
+    tag_cache_folder(folder.parent)  # a cache inside the tree is not part of it (see tag_cache_folder)
     data = RepoData(root=root, content=content, model_name=info.name, model_digest=info.digest, dims=info.dims)
     _take_meta(data, st.meta())
     check = start_quick_check(data, st) if apart else None
