@@ -222,8 +222,12 @@ def test_watched_change_seen_while_another_process_builds_is_applied_after(tmp_p
         stats = index.refresh()[0]
         assert stats.busy and not stats.dirty, "the last complete generation is searched meanwhile"
         assert "core_entry" in _symbols(index, "core entry")
+        # ... and a search says so (it said nothing: an agent took the stale answer for the tree's)
+        notes = index.search_notes("core entry")
+        assert any(n.startswith("another process is updating the index of ") for n in notes), notes
         other.release()
         stats = index.refresh()[0]  # the watcher's paths from the busy look are not lost
+        assert not index.search_notes("core entry")
         assert not stats.walked and stats.changed == 1
         assert "core_while_busy" in _symbols(index, "core while busy")
         assert _state(index) == _state(_full(root, model))

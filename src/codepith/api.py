@@ -556,7 +556,8 @@ class Index:
 
     def search_notes(self, query: str) -> list[str]:
         """What a person should know about a search besides its results: the query was cut to
-        ``MAX_QUERY_CHARS``, or the index is empty (and why: the ignore rule, the skip reasons)."""
+        ``MAX_QUERY_CHARS``, the index could not be brought up to date (a full disk, another process
+        updating it), or the index is empty (and why: the ignore rule, the skip reasons)."""
         notes: list[str] = []
         _, cut = bound_query(query)
         if cut:
@@ -564,6 +565,12 @@ class Index:
         for failed in self._write_failed:
             if failed is not None:
                 notes.append(f"the index could not be updated ({failed[1]}); results are from the last one written")
+        for stats in self.last_stats:
+            if stats.busy:  # what moved is applied by the next search, once the other process is done
+                notes.append(
+                    f"another process is updating the index of {show_name(stats.root, limit=200)}; results are"
+                    " from its last complete version, without the latest changes"
+                )
         if not len(self.corpus):
             why = self._per_root(
                 lambda data, files: explain_empty(files, data.skipped(), data.walk_hidden, self.content)
