@@ -787,3 +787,43 @@ def test_a_cache_inside_the_watched_tree_is_not_part_of_it(
         assert _state(index) == _state(full)
     finally:
         index.close()
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_an_index_cleared_under_a_running_process_is_opened_again(
+    tmp_path: Path, model, caplog: pytest.LogCaptureFixture, watch: bool
+) -> None:
+    """``codepith clear`` (or the cache deleted) while a server kept the index open: the server wrote on
+    into the deleted manifest, a CLI run built a new one at the same path, and from then on each took the
+    other's segments for a killed build's debris and deleted them: every search by either rebuilt the whole
+    index ("segment ... is damaged"), until the server was restarted."""
+    import logging
+
+    from codepith.store import layout
+
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write(root, TREE)
+    server = codepith.Index.from_path(root, model=model, watch=watch, cache_dir=cache)
+    try:
+        assert server.search("core entry")
+        for entry in layout.list_cached(cache):
+            assert layout.remove(entry) is None  # what `codepith clear index` does
+        (root / "app/core.py").write_text("def core_after_clear():\n    return 1\n")
+        caplog.set_level(logging.WARNING, logger="codepith")
+        cli = codepith.Index.from_path(root, model=model, watch=False, cache_dir=cache)  # builds afresh
+        assert "core_after_clear" in _symbols(cli, "core after clear")
+        for i in range(3):  # the server and CLI runs, taking turns
+            (root / "app/util.py").write_text(f"def util_turn_{i}(x):\n    return x\n")
+            server.refresh()
+            assert f"util_turn_{i}" in _symbols(server, f"util turn {i}")
+            (root / "pkg/mod.py").write_text(f"def pkg_turn_{i}():\n    return {i}\n")
+            cli = codepith.Index.from_path(root, model=model, watch=False, cache_dir=cache)
+            assert f"pkg_turn_{i}" in _symbols(cli, f"pkg turn {i}")
+        server.refresh()
+        assert not [r.message for r in caplog.records if "damaged" in r.message]
+        assert len(layout.list_cached(cache)) == 1
+        folder = server._stores[0].folder
+        assert not server._stores[0].replaced() and cli._stores[0].folder == folder
+        assert _state(server) == _state(_full(root, model))
+    finally:
+        server.close()

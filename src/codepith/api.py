@@ -200,7 +200,7 @@ class Index:
             for check in self._started.values():  # their children are waited for before the error goes on
                 build.reap(check)
             raise
-        self._generations: list[int] = []
+        self._generations: list[tuple[int, int]] = []  # (store epoch, generation) per root, as opened
         self._corpus: Corpus | None = None
         # A long-lived caller asks to watch the tree: each refresh then looks only at the paths that
         # moved (watchers start before the first look, so nothing in between is missed).
@@ -402,7 +402,7 @@ class Index:
 
     def _reopen(self) -> None:
         """A new corpus over the stores' views when any root committed a new generation (or none is open)."""
-        generations = [d.generation for d in self._data]
+        generations = [(st.epoch, d.generation) for st, d in zip(self._stores, self._data, strict=True)]
         if self._corpus is None or generations != self._generations:
             prefixes = _prefixes(self.roots)
             old: list[View | None] = [p.view for p in self._corpus.parts] if self._corpus is not None else []

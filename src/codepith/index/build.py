@@ -419,6 +419,15 @@ def refresh(
     """
     t0 = time.perf_counter()
     key = (max_file_bytes_limit(max_file_bytes), data.content)
+    if st.replaced():
+        # Removed under this process (``codepith clear``, the cache deleted), maybe built again by another:
+        # the index now at the path is the one to bring up to date, and what it holds is checked afresh.
+        log.warning("the index of %s was removed or replaced by another process; opening it again", data.root)
+        st.reopen()
+        reload(data, st)
+        changed = None
+        reap(checking)
+        checking = None
     if full_check:
         changed = None
     elif key == data.watch_key:
