@@ -103,3 +103,17 @@ def test_read_source_says_when_the_path_no_longer_leads_to_the_listed_file(tmp_p
     for name in ("pipe.py", "dir.py", "out_link.py", "loop.py", "gone.py"):
         assert read_source(root / name, within) == (None, "unreadable", True), name
     assert read_source(root / "out_link.py").text is not None  # no root named: any regular file is read
+
+
+def test_read_source_reads_no_more_than_the_size_limit(tmp_path: Path) -> None:
+    """A file listed under the size limit that grew past it before it was read (a dump being written, a
+    sparse file swapped in) was read whole, however large: now at most the limit and one byte."""
+    from codepith.files import read
+
+    path = tmp_path / "grown.py"
+    path.write_text("x = 1\n" * 1000)
+    assert read.read_source(path, limit=6000).text is not None
+    assert read.read_source(path, limit=5999) == (None, "too-large", True)
+    with open(path, "wb") as out:
+        out.truncate(1 << 40)  # a terabyte, sparse: reading it whole would never end
+    assert read.read_source(path, limit=1_000_000) == (None, "too-large", True)

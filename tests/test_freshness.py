@@ -827,3 +827,26 @@ def test_an_index_cleared_under_a_running_process_is_opened_again(
         assert _state(server) == _state(_full(root, model))
     finally:
         server.close()
+
+
+def test_a_file_grown_past_the_limit_before_its_read_is_not_read_whole(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listed under the size limit, grown past it before the read (it was read whole, however large, and
+    its text indexed until the next look)."""
+    monkeypatch.setenv("CODEPITH_MAX_FILE_BYTES", "2000")
+    write(tmp_path, TREE)
+    index = codepith.Index.from_path(tmp_path, model=model, watch=True, use_cache=False)
+    try:
+        core = tmp_path / "app/core.py"
+        core.write_text("def core_small_first():\n    return 1\n")
+        grow = lambda: core.write_text("def core_grown_past():\n    return 2\n" + "# filler line\n" * 400)  # noqa: E731
+        done = _during_read(monkeypatch, "app/core.py", grow, lambda: None)
+        index.refresh()
+        assert done and not any("core_grown_past" in c.content for c in index.chunks)
+        index.refresh()
+        assert index._data[0].skipped_paths is not None
+        assert index._data[0].skipped_paths.get("app/core.py") == "too-large"
+        assert _state(index) == _state(_full(tmp_path, model))
+    finally:
+        index.close()

@@ -67,9 +67,10 @@ def _opened_path(fd: int, path: Path) -> str:
         return os.path.realpath(path)
 
 
-def _read_bytes(path: Path, within: str | None) -> bytes | Source:
+def _read_bytes(path: Path, within: str | None, limit: int | None) -> bytes | Source:
     """The file's bytes, or why not. Opened without blocking (a FIFO swapped in after the walk listed a
-    file would block a plain open forever) and read only when it is a regular file inside ``within``."""
+    file would block a plain open forever) and read only when it is a regular file inside ``within``;
+    at most ``limit`` bytes (a file that grew past the size limit since it was listed is not read whole)."""
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
@@ -82,7 +83,10 @@ def _read_bytes(path: Path, within: str | None) -> bytes | Source:
             if real != within and not real.startswith(top):
                 return Source(None, "unreadable", True)  # a link out of the root swapped in since the walk
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read()
+            data = handle.read() if limit is None else handle.read(limit + 1)
+        if limit is not None and len(data) > limit:
+            return Source(None, "too-large", True)
+        return data
     except OSError as exc:
         return Source(None, "unreadable", exc.errno in _MOVED_ERRNOS)
     finally:
@@ -101,10 +105,11 @@ def read_text(path: Path) -> tuple[str | None, str | None]:
     return text, reason
 
 
-def read_source(path: Path, within: str | None = None) -> Source:
+def read_source(path: Path, within: str | None = None, limit: int | None = None) -> Source:
     """``read_text``, saying too whether an unreadable path had changed since it was listed (``Source``).
-    ``within``: the real path of the root the file was listed under; a file opened outside it is not read."""
-    data = _read_bytes(path, within)
+    ``within``: the real path of the root the file was listed under; a file opened outside it is not read.
+    ``limit``: the size limit the listing applied; a file past it now is "too-large" (and ``moved``)."""
+    data = _read_bytes(path, within, limit)
     if isinstance(data, Source):
         return data
     wide = bom_encoding(data)

@@ -506,7 +506,7 @@ def _refresh_locked(
     step = batch_files()
     for begin in range(0, len(candidates), step):
         batch = candidates[begin : begin + step]
-        metas, touched, new = _batch(data, model, batch, racy_after, stats, progress, done, len(candidates), w)
+        metas, touched, new = _batch(data, model, batch, racy_after, stats, progress, done, len(candidates), w, key[0])
         done += len(batch)
         # A batch with more chunks than a segment holds commits as several segments, rows with theirs.
         groups: list[list[NewFile]] = [[]]
@@ -563,15 +563,17 @@ def _batch(
     done: int,
     total: int,
     w: Writer,
+    limit: int,
 ) -> tuple[list[FileMeta], list[FileMeta], list[NewFile]]:
-    """Read, chunk and embed one batch: (rows to write, stat-only updates, new segment content)."""
+    """Read, chunk and embed one batch: (rows to write, stat-only updates, new segment content).
+    ``limit``: the size limit the files were listed under (one grown past it since is not read whole)."""
     metas: list[FileMeta] = []
     touched: list[FileMeta] = []
     todo: list[tuple[SourceFile, str, str]] = []  # (file, text, digest)
     within = os.path.realpath(data.root)
     for sf in batch:
         old = data.files.get(sf.rel_path)
-        text, reason, moved = read_source(sf.path, within)
+        text, reason, moved = read_source(sf.path, within, limit)
         # A path that no longer led to the file listed (renamed away and back, swapped for a folder, a
         # FIFO or a link out) is recorded unreadable for now, but its stat is not trusted: the file may be
         # back with the same size and mtime, and was kept "unreadable" for good when that stat stood.
