@@ -850,3 +850,28 @@ def test_a_file_grown_past_the_limit_before_its_read_is_not_read_whole(
         assert _state(index) == _state(_full(tmp_path, model))
     finally:
         index.close()
+
+
+def test_a_root_whose_parent_was_moved_away_and_made_again_is_watched_again(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    """``mv projects projects.bak`` and the tree put back at the old path: the watches went with the moved
+    folder, and nothing is said of the root itself when a folder above it moves, so the watcher vouched
+    for a tree it no longer saw: every later edit stayed out of the index for good."""
+    parent = tmp_path / "projects"
+    root = parent / "repo"
+    write(root, TREE)
+    index = codepith.Index.from_path(root, model=model, watch=True, use_cache=False)
+    try:
+        assert index.watching
+        parent.rename(tmp_path / "projects.bak")
+        shutil.copytree(tmp_path / "projects.bak", parent, symlinks=True)
+        index.refresh()
+        (root / "app/core.py").write_text("def core_after_the_parent_moved():\n    return 3\n")
+        index.refresh()
+        assert "core_after_the_parent_moved" in _symbols(index, "core after the parent moved")
+        (tmp_path / "projects.bak/repo/pkg/mod.py").write_text("def not_this_tree():\n    pass\n")
+        (root / "app/util.py").write_text("def util_watched_here():\n    return 4\n")
+        stats = index.refresh()[0]
+        assert index.watching and not stats.walked and stats.changed == 1, "the folder at the path is watched"
+        assert _state(index) == _state(_full(root, model))
+    finally:
+        index.close()
