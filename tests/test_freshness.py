@@ -875,3 +875,36 @@ def test_a_root_whose_parent_was_moved_away_and_made_again_is_watched_again(tmp_
         assert _state(index) == _state(_full(root, model))
     finally:
         index.close()
+
+
+def test_an_index_cleared_where_no_new_one_can_be_made_keeps_answering(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index removed under a running process, and no room to make it again (a full or read-only disk):
+    the last view is searched with a note, no error, and the index is made once there is room."""
+    from codepith.store import layout
+    from codepith.store.manifest import Store
+
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write(root, TREE)
+    index = codepith.Index.from_path(root, model=model, watch=True, cache_dir=cache)
+    try:
+        for entry in layout.list_cached(cache):
+            assert layout.remove(entry) is None
+        real = Store.reopen
+
+        def no_room(self: Store) -> None:
+            raise layout.CacheIOError(f"could not write the index in {self.folder}: No space left on device")
+
+        monkeypatch.setattr(Store, "reopen", no_room)
+        index.refresh()
+        assert "core_entry" in _symbols(index, "core entry")
+        assert any("No space left on device" in n for n in index.search_notes("core entry"))
+        monkeypatch.setattr(Store, "reopen", real)
+        monkeypatch.setattr(codepith.api, "WRITE_RETRY_SECONDS", 0.0)  # (30 s after a failed write)
+        (root / "app/core.py").write_text("def core_once_there_is_room():\n    return 1\n")
+        index.refresh()
+        assert "core_once_there_is_room" in _symbols(index, "core once there is room")
+        assert _state(index) == _state(_full(root, model))
+    finally:
+        index.close()

@@ -423,11 +423,13 @@ def refresh(
         # Removed under this process (``codepith clear``, the cache deleted), maybe built again by another:
         # the index now at the path is the one to bring up to date, and what it holds is checked afresh.
         log.warning("the index of %s was removed or replaced by another process; opening it again", data.root)
-        st.reopen()
-        reload(data, st)
-        changed = None
         reap(checking)
-        checking = None
+        checking, changed = None, None
+        try:
+            st.reopen()
+        except CacheIOError as exc:  # no room for it (a full or read-only disk): the last view is searched
+            return kept(data, failed=str(exc))
+        reload(data, st)
     if full_check:
         changed = None
     elif key == data.watch_key:

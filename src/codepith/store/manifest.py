@@ -206,7 +206,10 @@ class Store:
     def reopen(self) -> None:
         """Open the manifest now at the folder's path (made afresh, empty, when there is none)."""
         with self._mutex:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise write_error(self.folder, exc) from exc
             con = self._connect()
             old, self._owned_con = self._owned_con, con
             self._manifest = _file_id(self.folder / "manifest.sqlite")
