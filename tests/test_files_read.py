@@ -81,3 +81,39 @@ def test_permission_denied_is_unreadable(tmp_path: Path) -> None:
         assert read_text(path) == (None, "unreadable")
     finally:
         path.chmod(0o644)
+
+
+def test_read_source_says_when_the_path_no_longer_leads_to_the_listed_file(tmp_path: Path) -> None:
+    """What a look reads may have moved since it was listed: each such path is unreadable *for now*
+    (``moved``), never opened in a way that blocks, and never read outside the root."""
+    from codepith.files.read import read_source
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "out.py").write_text("def outside():\n    pass\n")
+    (root / "in.py").write_text("def inside():\n    pass\n")
+    os.mkfifo(root / "pipe.py")
+    (root / "dir.py").mkdir()
+    os.symlink(tmp_path / "out.py", root / "out_link.py")
+    os.symlink(root / "in.py", root / "in_link.py")
+    os.symlink("loop.py", root / "loop.py")
+    within = os.path.realpath(root)
+    assert read_source(root / "in.py", within) == ("def inside():\n    pass\n", None, False)
+    assert read_source(root / "in_link.py", within).text == "def inside():\n    pass\n"
+    for name in ("pipe.py", "dir.py", "out_link.py", "loop.py", "gone.py"):
+        assert read_source(root / name, within) == (None, "unreadable", True), name
+    assert read_source(root / "out_link.py").text is not None  # no root named: any regular file is read
+
+
+def test_read_source_reads_no_more_than_the_size_limit(tmp_path: Path) -> None:
+    """A file listed under the size limit that grew past it before it was read (a dump being written, a
+    sparse file swapped in) was read whole, however large: now at most the limit and one byte."""
+    from codepith.files import read
+
+    path = tmp_path / "grown.py"
+    path.write_text("x = 1\n" * 1000)
+    assert read.read_source(path, limit=6000).text is not None
+    assert read.read_source(path, limit=5999) == (None, "too-large", True)
+    with open(path, "wb") as out:
+        out.truncate(1 << 40)  # a terabyte, sparse: reading it whole would never end
+    assert read.read_source(path, limit=1_000_000) == (None, "too-large", True)

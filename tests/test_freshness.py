@@ -222,8 +222,12 @@ def test_watched_change_seen_while_another_process_builds_is_applied_after(tmp_p
         stats = index.refresh()[0]
         assert stats.busy and not stats.dirty, "the last complete generation is searched meanwhile"
         assert "core_entry" in _symbols(index, "core entry")
+        # ... and a search says so (it said nothing: an agent took the stale answer for the tree's)
+        notes = index.search_notes("core entry")
+        assert any(n.startswith("another process is updating the index of ") for n in notes), notes
         other.release()
         stats = index.refresh()[0]  # the watcher's paths from the busy look are not lost
+        assert not index.search_notes("core entry")
         assert not stats.walked and stats.changed == 1
         assert "core_while_busy" in _symbols(index, "core while busy")
         assert _state(index) == _state(_full(root, model))
@@ -597,5 +601,310 @@ def test_a_watched_index_s_first_look_still_checks_every_stat(
     try:
         assert index.last_stats[0].changed == 1
         assert "pkg_changed_offline" in _symbols(index, "pkg changed offline")
+    finally:
+        index.close()
+
+
+# -- the tree changing between a look's listing and its reads ------------------------------------------
+
+
+def _during_read(
+    monkeypatch: pytest.MonkeyPatch, rel: str, before: Callable[[], object], after: Callable[[], object]
+) -> list[int]:
+    """Run ``before`` just before the build reads ``rel`` and ``after`` just after (once): the tree moving
+    between a look's listing and its read of a file."""
+    real = build.read_source
+    done: list[int] = []
+
+    def racing(path: Path, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        if not done and str(path).replace(os.sep, "/").endswith(rel):
+            done.append(1)
+            before()
+            try:
+                return real(path, *args, **kwargs)  # type: ignore[arg-type]
+            finally:
+                after()
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build, "read_source", racing)
+    return done
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_a_file_moved_away_while_it_was_read_is_indexed_once_back(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch, watch: bool
+) -> None:
+    """A folder renamed away and back (a tool's rename dance, a branch switch) while a look read one of its
+    files: the read failed, and the file, back with the size and mtime the look had listed, stayed
+    "unreadable" for good (a stat check and a watcher's paths alike trusted that stat)."""
+    root = tmp_path / "repo"
+    write(root, TREE)
+    _age(root)
+    index = codepith.Index.from_path(root, model=model, watch=watch, use_cache=False)
+    try:
+        core = root / "app/core.py"
+        core.write_text("def core_danced_away():\n    return 4\n")
+        past = time.time_ns() - 300 * 1_000_000_000
+        os.utime(core, ns=(past, past))  # an old mtime: not racy by age
+        done = _during_read(
+            monkeypatch,
+            "app/core.py",
+            lambda: os.rename(root / "app", root / "app-away"),
+            lambda: os.rename(root / "app-away", root / "app"),
+        )
+        index.refresh()
+        assert done
+        for _ in range(2):  # the look after the dance (a watcher's paths, or the stat check), and one more
+            index.refresh()
+        assert index._data[0].files["app/core.py"].skip is None
+        assert "core_danced_away" in _symbols(index, "core danced away")
+        assert _state(index) == _state(_full(root, model))
+    finally:
+        index.close()
+
+
+def test_a_link_out_of_the_root_swapped_in_before_a_read_is_never_read(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file replaced by a link to a file outside the root between the listing and the read: the read
+    followed the link, and the outside file's text was indexed and shown until the next look."""
+    root, outside = tmp_path / "repo", tmp_path / "outside.py"
+    write(root, TREE)
+    outside.write_text("def leaked_from_outside():\n    return 'private'\n")
+    index = codepith.Index.from_path(root, model=model, watch=True, use_cache=False)
+    try:
+        core = root / "app/core.py"
+        core.write_text("def core_then_swapped():\n    return 5\n")
+
+        def swap() -> None:
+            core.unlink()
+            core.symlink_to(outside)
+
+        done = _during_read(monkeypatch, "app/core.py", swap, lambda: None)
+        index.refresh()
+        assert done
+        assert not any("leaked_from_outside" in c.content for c in index.chunks)
+        index.refresh()
+        assert index._data[0].skipped_paths is not None
+        assert index._data[0].skipped_paths.get("app/core.py") == "symlink-outside-root"
+        assert not any("leaked_from_outside" in c.content for c in index.chunks)
+        assert _state(index) == _state(_full(root, model))
+    finally:
+        index.close()
+
+
+def test_a_fifo_swapped_in_before_a_read_does_not_block_the_look(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file replaced by a FIFO between the listing and the read: a plain open blocked the look (and every
+    search after it) forever."""
+    import signal
+
+    root = tmp_path / "repo"
+    write(root, TREE)
+    index = codepith.Index.from_path(root, model=model, watch=True, use_cache=False)
+    core = root / "app/core.py"
+
+    def fifo() -> None:
+        core.unlink()
+        os.mkfifo(core)
+
+    class Hung(Exception):
+        pass
+
+    def hung(*_: object) -> None:
+        raise Hung("the look blocked on a FIFO")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(10)
+    try:
+        core.write_text("def core_then_a_fifo():\n    return 6\n")
+        done = _during_read(monkeypatch, "app/core.py", fifo, lambda: None)
+        index.refresh()
+        assert done
+        index.refresh()
+        assert index._data[0].skipped_paths is not None
+        assert index._data[0].skipped_paths.get("app/core.py") == "not-a-regular-file"
+        assert "app/core.py" not in index._data[0].files
+        assert _state(index) == _state(_full(root, model))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+        index.close()
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
+def test_a_watched_look_that_fails_does_not_lose_what_the_watcher_saw(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch, error: type[BaseException]
+) -> None:
+    """^C in a search (or an error in its build) after the watcher's paths were taken: they were never applied
+    nor reported again, so the edit stayed out of every later search of that index."""
+    write(tmp_path, TREE)
+    index = codepith.Index.from_path(tmp_path, model=model, watch=True, use_cache=False)
+    try:
+        (tmp_path / "app/core.py").write_text("def core_after_an_interrupt():\n    return 7\n")
+        real = build.refresh
+
+        def fails(*args: object, **kwargs: object) -> build.RefreshStats:
+            raise error("in the middle of a look")
+
+        monkeypatch.setattr(build, "refresh", fails)
+        with pytest.raises(error):
+            index.search("core after an interrupt")
+        monkeypatch.setattr(build, "refresh", real)
+        index.refresh()
+        assert "core_after_an_interrupt" in _symbols(index, "core after an interrupt")
+        assert _state(index) == _state(_full(tmp_path, model))
+        (tmp_path / "app/util.py").write_text("def util_watched_again():\n    return 8\n")
+        stats = index.refresh()[0]
+        assert index.watching and not stats.walked and stats.changed == 1, "watched again from there on"
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("content", ["code", "all"])
+def test_a_cache_inside_the_watched_tree_is_not_part_of_it(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch, content: str
+) -> None:
+    """``CODEPITH_CACHE_DIR`` inside the indexed tree: its segments and ``source.json`` files were listed
+    (indexed with ``--content all``), and every commit changed files the watcher then reported, so each
+    search of an untouched tree wrote a new generation."""
+    root = tmp_path / "repo"
+    write(root, TREE)
+    monkeypatch.setenv("CODEPITH_CACHE_DIR", str(root / "cachedir"))
+    index = codepith.Index.from_path(root, model=model, watch=True, content=content)
+    try:
+        for _ in range(3):
+            index.search("core entry")
+        stats = index.refresh()[0]
+        assert not stats.dirty, "nothing changed in the tree: nothing written"
+        data = index._data[0]
+        assert not [rel for rel in data.files if rel.startswith("cachedir/")]
+        assert data.skipped_paths is not None
+        assert data.skipped_paths.get("cachedir/indexes/") == "build output (CACHEDIR.TAG)"
+        assert [rel for rel in data.skipped_paths if rel.startswith("cachedir/indexes")] == ["cachedir/indexes/"]
+        full = codepith.Index.from_path(root, model=model, use_cache=False, content=content)
+        assert _state(index) == _state(full)
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_an_index_cleared_under_a_running_process_is_opened_again(
+    tmp_path: Path, model, caplog: pytest.LogCaptureFixture, watch: bool
+) -> None:
+    """``codepith clear`` (or the cache deleted) while a server kept the index open: the server wrote on
+    into the deleted manifest, a CLI run built a new one at the same path, and from then on each took the
+    other's segments for a killed build's debris and deleted them: every search by either rebuilt the whole
+    index ("segment ... is damaged"), until the server was restarted."""
+    import logging
+
+    from codepith.store import layout
+
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write(root, TREE)
+    server = codepith.Index.from_path(root, model=model, watch=watch, cache_dir=cache)
+    try:
+        assert server.search("core entry")
+        for entry in layout.list_cached(cache):
+            assert layout.remove(entry) is None  # what `codepith clear index` does
+        (root / "app/core.py").write_text("def core_after_clear():\n    return 1\n")
+        caplog.set_level(logging.WARNING, logger="codepith")
+        cli = codepith.Index.from_path(root, model=model, watch=False, cache_dir=cache)  # builds afresh
+        assert "core_after_clear" in _symbols(cli, "core after clear")
+        for i in range(3):  # the server and CLI runs, taking turns
+            (root / "app/util.py").write_text(f"def util_turn_{i}(x):\n    return x\n")
+            server.refresh()
+            assert f"util_turn_{i}" in _symbols(server, f"util turn {i}")
+            (root / "pkg/mod.py").write_text(f"def pkg_turn_{i}():\n    return {i}\n")
+            cli = codepith.Index.from_path(root, model=model, watch=False, cache_dir=cache)
+            assert f"pkg_turn_{i}" in _symbols(cli, f"pkg turn {i}")
+        server.refresh()
+        assert not [r.message for r in caplog.records if "damaged" in r.message]
+        assert len(layout.list_cached(cache)) == 1
+        folder = server._stores[0].folder
+        assert not server._stores[0].replaced() and cli._stores[0].folder == folder
+        assert _state(server) == _state(_full(root, model))
+    finally:
+        server.close()
+
+
+def test_a_file_grown_past_the_limit_before_its_read_is_not_read_whole(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listed under the size limit, grown past it before the read (it was read whole, however large, and
+    its text indexed until the next look)."""
+    monkeypatch.setenv("CODEPITH_MAX_FILE_BYTES", "2000")
+    write(tmp_path, TREE)
+    index = codepith.Index.from_path(tmp_path, model=model, watch=True, use_cache=False)
+    try:
+        core = tmp_path / "app/core.py"
+        core.write_text("def core_small_first():\n    return 1\n")
+        grow = lambda: core.write_text("def core_grown_past():\n    return 2\n" + "# filler line\n" * 400)  # noqa: E731
+        done = _during_read(monkeypatch, "app/core.py", grow, lambda: None)
+        index.refresh()
+        assert done and not any("core_grown_past" in c.content for c in index.chunks)
+        index.refresh()
+        assert index._data[0].skipped_paths is not None
+        assert index._data[0].skipped_paths.get("app/core.py") == "too-large"
+        assert _state(index) == _state(_full(tmp_path, model))
+    finally:
+        index.close()
+
+
+def test_a_root_whose_parent_was_moved_away_and_made_again_is_watched_again(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    """``mv projects projects.bak`` and the tree put back at the old path: the watches went with the moved
+    folder, and nothing is said of the root itself when a folder above it moves, so the watcher vouched
+    for a tree it no longer saw: every later edit stayed out of the index for good."""
+    parent = tmp_path / "projects"
+    root = parent / "repo"
+    write(root, TREE)
+    index = codepith.Index.from_path(root, model=model, watch=True, use_cache=False)
+    try:
+        assert index.watching
+        parent.rename(tmp_path / "projects.bak")
+        shutil.copytree(tmp_path / "projects.bak", parent, symlinks=True)
+        index.refresh()
+        (root / "app/core.py").write_text("def core_after_the_parent_moved():\n    return 3\n")
+        index.refresh()
+        assert "core_after_the_parent_moved" in _symbols(index, "core after the parent moved")
+        (tmp_path / "projects.bak/repo/pkg/mod.py").write_text("def not_this_tree():\n    pass\n")
+        (root / "app/util.py").write_text("def util_watched_here():\n    return 4\n")
+        stats = index.refresh()[0]
+        assert index.watching and not stats.walked and stats.changed == 1, "the folder at the path is watched"
+        assert _state(index) == _state(_full(root, model))
+    finally:
+        index.close()
+
+
+def test_an_index_cleared_where_no_new_one_can_be_made_keeps_answering(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index removed under a running process, and no room to make it again (a full or read-only disk):
+    the last view is searched with a note, no error, and the index is made once there is room."""
+    from codepith.store import layout
+    from codepith.store.manifest import Store
+
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write(root, TREE)
+    index = codepith.Index.from_path(root, model=model, watch=True, cache_dir=cache)
+    try:
+        for entry in layout.list_cached(cache):
+            assert layout.remove(entry) is None
+        real = Store.reopen
+
+        def no_room(self: Store) -> None:
+            raise layout.CacheIOError(f"could not write the index in {self.folder}: No space left on device")
+
+        monkeypatch.setattr(Store, "reopen", no_room)
+        index.refresh()
+        assert "core_entry" in _symbols(index, "core entry")
+        assert any("No space left on device" in n for n in index.search_notes("core entry"))
+        monkeypatch.setattr(Store, "reopen", real)
+        monkeypatch.setattr(codepith.api, "WRITE_RETRY_SECONDS", 0.0)  # (30 s after a failed write)
+        (root / "app/core.py").write_text("def core_once_there_is_room():\n    return 1\n")
+        index.refresh()
+        assert "core_once_there_is_room" in _symbols(index, "core once there is room")
+        assert _state(index) == _state(_full(root, model))
     finally:
         index.close()

@@ -210,7 +210,7 @@ def test_clear_on_a_read_only_cache_reports_what_stayed(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     env = _env(cache)
     assert _cli(env, "index", str(root)).returncode == 0
-    folders = list((cache / "indexes").iterdir())
+    folders = [p for p in (cache / "indexes").iterdir() if p.is_dir()]  # (not its CACHEDIR.TAG)
     assert len(folders) == 1
     prefix = _read_only(cache)
     if prefix is None:

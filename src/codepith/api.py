@@ -200,7 +200,7 @@ class Index:
             for check in self._started.values():  # their children are waited for before the error goes on
                 build.reap(check)
             raise
-        self._generations: list[int] = []
+        self._generations: list[tuple[int, int]] = []  # (store epoch, generation) per root, as opened
         self._corpus: Corpus | None = None
         # A long-lived caller asks to watch the tree: each refresh then looks only at the paths that
         # moved (watchers start before the first look, so nothing in between is missed).
@@ -370,18 +370,25 @@ class Index:
             build.reap(checking)  # not wanted
             stats = build.kept(data, failed=failed[1])
         else:
-            stats = build.refresh(
-                data,
-                self.model,
-                st,
-                max_file_bytes=self.max_file_bytes,
-                progress=progress,
-                changed=moved,
-                wait=wait,
-                full_check=full_check,
-                suspect=suspect,
-                checking=checking if moved is None else None,
-            )
+            try:
+                stats = build.refresh(
+                    data,
+                    self.model,
+                    st,
+                    max_file_bytes=self.max_file_bytes,
+                    progress=progress,
+                    changed=moved,
+                    wait=wait,
+                    full_check=full_check,
+                    suspect=suspect,
+                    checking=checking if moved is None else None,
+                )
+            except BaseException:
+                # The watcher's paths were taken and not applied (^C, an error in the build): the watcher
+                # will not report them again, so the next look checks every stat instead of missing them.
+                if watcher is not None:
+                    self._unsettled.add(i)
+                raise
             if moved is not None:
                 build.reap(checking)  # a watcher's paths decide instead
             if stats.failed and self._corpus is not None:  # (a first look's failure: __init__ says what next)
@@ -395,7 +402,7 @@ class Index:
 
     def _reopen(self) -> None:
         """A new corpus over the stores' views when any root committed a new generation (or none is open)."""
-        generations = [d.generation for d in self._data]
+        generations = [(st.epoch, d.generation) for st, d in zip(self._stores, self._data, strict=True)]
         if self._corpus is None or generations != self._generations:
             prefixes = _prefixes(self.roots)
             old: list[View | None] = [p.view for p in self._corpus.parts] if self._corpus is not None else []
@@ -549,7 +556,8 @@ class Index:
 
     def search_notes(self, query: str) -> list[str]:
         """What a person should know about a search besides its results: the query was cut to
-        ``MAX_QUERY_CHARS``, or the index is empty (and why: the ignore rule, the skip reasons)."""
+        ``MAX_QUERY_CHARS``, the index could not be brought up to date (a full disk, another process
+        updating it), or the index is empty (and why: the ignore rule, the skip reasons)."""
         notes: list[str] = []
         _, cut = bound_query(query)
         if cut:
@@ -557,6 +565,12 @@ class Index:
         for failed in self._write_failed:
             if failed is not None:
                 notes.append(f"the index could not be updated ({failed[1]}); results are from the last one written")
+        for stats in self.last_stats:
+            if stats.busy:  # what moved is applied by the next search, once the other process is done
+                notes.append(
+                    f"another process is updating the index of {show_name(stats.root, limit=200)}; results are"
+                    " from its last complete version, without the latest changes"
+                )
         if not len(self.corpus):
             why = self._per_root(
                 lambda data, files: explain_empty(files, data.skipped(), data.walk_hidden, self.content)

@@ -49,6 +49,7 @@ class TreeWatcher:
         self._restarts = 0
         self._pid = os.getpid()
         self._lost_root = False  # the root itself was removed or moved away: its watch went with it
+        self._root_id: tuple[int, int] | None = None  # (device, inode) of the folder watched as the root
 
     def start(self) -> bool:
         """Begin watching; False (and a logged reason) when the platform's watcher is unavailable.
@@ -59,6 +60,7 @@ class TreeWatcher:
             from watchfiles._rust_notify import RustNotify
 
             self._folder = tempfile.mkdtemp(prefix="codepith-watch-")
+            self._root_id = _identity(self.root)
             self._notify = RustNotify([self.root, self._folder], False, False, 0, True, True)
         except Exception as exc:  # noqa: BLE001 - any failure means: check the tree instead
             log.warning("cannot watch %s (%s); checking the files before each search instead", self.root, exc)
@@ -83,6 +85,10 @@ class TreeWatcher:
                 return None
             try:
                 moved = self._drain()
+                if _identity(self.root) != self._root_id:
+                    # Not the folder watched: a folder above the root was moved away (its watches went with
+                    # it, sending no event for the root) and the path made again, or the root replaced.
+                    self._lost_root = True
                 if self._lost_root:
                     # A watch follows the folder, not its name: a root deleted and made again (or moved away
                     # and replaced) is watched by nobody. A fresh backend watches whatever is there now, and
@@ -107,8 +113,10 @@ class TreeWatcher:
     def _rewatch(self) -> None:
         """After the root itself went: a backend on the folder now at its path, or none until there is
         one (the backend does not fail on a missing path; it would watch nothing)."""
-        if os.path.isdir(self.root) and self._open():
+        now = _identity(self.root)  # before the backend starts: a swap in between is caught by the next look
+        if now is not None and os.path.isdir(self.root) and self._open():
             self._lost_root = False
+            self._root_id = now
         else:
             self._drop()
 
@@ -195,6 +203,14 @@ class TreeWatcher:
                 self._folder = None
 
     stop = close
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def watch_tree(root: str | os.PathLike[str]) -> TreeWatcher | None:

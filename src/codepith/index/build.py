@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from codepith.files.explain import explain_hidden
-from codepith.files.read import read_text
+from codepith.files.read import read_source
 from codepith.files.source import IgnoreHit, SkipReport, SourceFile
 from codepith.files.walk import max_file_bytes_limit, walk
 from codepith.index import changes
 from codepith.index.repo import FileRecord, RepoData
 from codepith.model.loader import StaticModel
-from codepith.store.layout import CacheError, CacheIOError, index_dir
+from codepith.store.layout import CacheError, CacheIOError, index_dir, tag_cache_folder
 from codepith.store.manifest import FileMeta, Store, StoreBusy, Writer
 from codepith.store.segment import MAX_CHUNKS, NewFile
 
@@ -380,7 +380,9 @@ def _load(
     root: str, content: str, model: StaticModel, cache: Path | None, *, apart: bool
 ) -> tuple[Store, RepoData, str | None, Check | None]:
     info = model.info
-    st, reason = open_store(index_dir(root, content, info.digest, cache), root, content, model)
+    folder = index_dir(root, content, info.digest, cache)
+    st, reason = open_store(folder, root, content, model)
+    tag_cache_folder(folder.parent)  # a cache inside the tree is not part of it (see tag_cache_folder)
     data = RepoData(root=root, content=content, model_name=info.name, model_digest=info.digest, dims=info.dims)
     _take_meta(data, st.meta())
     check = start_quick_check(data, st) if apart else None
@@ -417,6 +419,17 @@ def refresh(
     """
     t0 = time.perf_counter()
     key = (max_file_bytes_limit(max_file_bytes), data.content)
+    if st.replaced():
+        # Removed under this process (``codepith clear``, the cache deleted), maybe built again by another:
+        # the index now at the path is the one to bring up to date, and what it holds is checked afresh.
+        log.warning("the index of %s was removed or replaced by another process; opening it again", data.root)
+        reap(checking)
+        checking, changed = None, None
+        try:
+            st.reopen()
+        except CacheIOError as exc:  # no room for it (a full or read-only disk): the last view is searched
+            return kept(data, failed=str(exc))
+        reload(data, st)
     if full_check:
         changed = None
     elif key == data.watch_key:
@@ -495,7 +508,7 @@ def _refresh_locked(
     step = batch_files()
     for begin in range(0, len(candidates), step):
         batch = candidates[begin : begin + step]
-        metas, touched, new = _batch(data, model, batch, racy_after, stats, progress, done, len(candidates), w)
+        metas, touched, new = _batch(data, model, batch, racy_after, stats, progress, done, len(candidates), w, key[0])
         done += len(batch)
         # A batch with more chunks than a segment holds commits as several segments, rows with theirs.
         groups: list[list[NewFile]] = [[]]
@@ -552,15 +565,21 @@ def _batch(
     done: int,
     total: int,
     w: Writer,
+    limit: int,
 ) -> tuple[list[FileMeta], list[FileMeta], list[NewFile]]:
-    """Read, chunk and embed one batch: (rows to write, stat-only updates, new segment content)."""
+    """Read, chunk and embed one batch: (rows to write, stat-only updates, new segment content).
+    ``limit``: the size limit the files were listed under (one grown past it since is not read whole)."""
     metas: list[FileMeta] = []
     touched: list[FileMeta] = []
     todo: list[tuple[SourceFile, str, str]] = []  # (file, text, digest)
+    within = os.path.realpath(data.root)
     for sf in batch:
         old = data.files.get(sf.rel_path)
-        racy = sf.mtime_ns >= racy_after
-        text, reason = read_text(sf.path)
+        text, reason, moved = read_source(sf.path, within, limit)
+        # A path that no longer led to the file listed (renamed away and back, swapped for a folder, a
+        # FIFO or a link out) is recorded unreadable for now, but its stat is not trusted: the file may be
+        # back with the same size and mtime, and was kept "unreadable" for good when that stat stood.
+        racy = sf.mtime_ns >= racy_after or moved
         if text is None:
             meta = FileMeta(sf.rel_path, sf.size, sf.mtime_ns, "", reason or "unreadable", 0, sf.language, racy, 0)
             if old is not None and tuple(old) == meta:

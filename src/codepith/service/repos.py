@@ -311,6 +311,9 @@ def ensure_clone(
     limit = timeout if timeout is not None else clone_timeout()
     deadline = time.monotonic() + limit
     dest.parent.mkdir(parents=True, exist_ok=True)
+    from codepith.store.layout import tag_cache_folder
+
+    tag_cache_folder(dest.parent.parent)  # repos/: skipped by a walk of a tree holding the cache
     try:
         with filelock.FileLock(str(dest.parent / ".lock"), timeout=limit):
             if is_cloned(src, cache):

@@ -54,6 +54,31 @@ def index_dir(root: str, content: str, model_digest: str, cache: Path | None = N
     return (cache or cache_root()) / "indexes" / index_key(root, content, model_digest)
 
 
+CACHEDIR_TAG = "CACHEDIR.TAG"
+_TAG_TEXT = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by codepith.\n"
+    "# For information about cache directory tags, see https://bford.info/cachedir/\n"
+)
+
+
+def tag_cache_folder(folder: Path) -> None:
+    """Mark a folder codepith fills alone (``indexes/``, ``repos/``) with a cache directory tag, so that a
+    walk skips it as build output: codepith's own, when the cache lies inside a tree it indexes (its
+    segments, ``source.json`` files and clones were listed, and in ``--content all`` indexed, each of its
+    commits a change the next look applied: a new generation on every search of a watched index), and
+    backup tools'. Never the cache root itself, which may hold what is not codepith's. Best effort: a
+    folder that cannot take the file is used as it is."""
+    tag = folder / CACHEDIR_TAG
+    if tag.is_file():
+        return
+    try:
+        with open(tag, "x", encoding="ascii") as out:
+            out.write(_TAG_TEXT)
+    except OSError:
+        pass
+
+
 class CacheError(Exception):
     """A cached index that cannot be used (corrupt, truncated, foreign version); callers rebuild.
     ``segment``: the segment folder that could not be read, when known, so that a repair redoes its
