@@ -58,6 +58,113 @@ def _said(err: str, caplog: pytest.LogCaptureFixture) -> list[str]:
     return err.strip().splitlines() + [f"codepith: warning: {r.getMessage()}" for r in caplog.records]
 
 
+def test_a_manifest_damaged_inside_a_table_is_rebuilt_with_a_notice(tmp_path: Path, model, capsys, caplog) -> None:  # type: ignore[no-untyped-def]
+    from codepith.surfaces.cli import main
+
+    root = tmp_path / "repo"
+    _repo(root)
+    codepith.Index.from_path(root, model=model)
+    _hurt_page(_folder(root, model) / "manifest.sqlite", "files")
+    assert main(["search", "function_number_3", str(root), "-k", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert "FILE m3.py" in out
+    lines = _said(err, caplog)
+    assert len(lines) == 1 and lines[0].startswith("codepith: warning:") and "malformed" in lines[0], err
+    index = codepith.Index.from_path(root, model=model)  # repaired for good: nothing to redo
+    assert index.rebuilt == {} and index.last_stats[0].unchanged == 12
+    assert _found(index, "function_number_5") == ["m5.py"]
+
+
+@pytest.mark.parametrize("value", ["walk_skipped", "fresh"])
+def test_a_manifest_whose_stored_json_is_damaged_is_rebuilt(tmp_path: Path, model, value: str, capsys, caplog) -> None:  # type: ignore[no-untyped-def]
+    """Flipped bytes inside a value SQLite does not check (its JSON) were an internal error on every run."""
+    from codepith.surfaces.cli import main
+
+    root = tmp_path / "repo"
+    _repo(root)
+    codepith.Index.from_path(root, model=model)
+    con = sqlite3.connect(_folder(root, model) / "manifest.sqlite")
+    con.execute("UPDATE meta SET value = substr(value, 1, length(value) - 3) || 'x' WHERE key = ?", (value,))
+    con.commit()
+    con.close()
+    assert main(["search", "function_number_3", str(root), "-k", "1"]) == 0
+    out, err = capsys.readouterr()
+    lines = _said(err, caplog)
+    assert "FILE m3.py" in out and len(lines) == 1 and "unusable" in lines[0], lines
+    assert main(["index", str(root)]) == 0
+    assert ": 12 files," in capsys.readouterr().out
+
+
+def test_a_locked_manifest_is_never_reset(tmp_path: Path, model, monkeypatch, capsys, caplog) -> None:  # type: ignore[no-untyped-def]
+    """A lock another process holds is not damage: nothing is removed, and once it is free the cached index
+    is used as it was."""
+    from codepith.store import manifest
+    from codepith.surfaces.cli import main
+
+    root = tmp_path / "repo"
+    _repo(root)
+    index = codepith.Index.from_path(root, model=model)
+    folder = _folder(root, model)
+    before = _segments(folder)
+    monkeypatch.setattr(manifest, "_BUSY_SECONDS", 0.2)
+    index._stores[0]._con.execute("PRAGMA busy_timeout = 200")
+    holder = sqlite3.connect(folder / "manifest.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        write(root, {"m1.py": "def function_number_1(x):\n    return x - 1\n"})
+        (stats,) = index.refresh()  # an open index keeps its last generation and says why
+        assert stats.failed and "locked" in stats.failed
+        assert _found(index, "function_number_2") == ["m2.py"]
+        assert main(["search", "function_number_2", str(root), "-k", "1"]) in (0, 2)
+        said = "\n".join(_said(capsys.readouterr().err, caplog))
+        assert "internal error" not in said and "unusable" not in said and "damaged" not in said, said
+        assert "locked" in said
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert _segments(folder) == before, "nothing was removed"
+    again = codepith.Index.from_path(root, model=model)
+    assert again.rebuilt == {} and again.last_stats[0].changed == 1 and again.last_stats[0].added == 0
+
+
+class _Refusing:
+    """A connection whose statements fail as SQLite fails them when the file may not be read or written."""
+
+    def __init__(self, con: sqlite3.Connection, message: str) -> None:
+        self._con, self._message = con, message
+
+    def execute(self, sql: str, *args: object) -> object:
+        if sql.startswith(("BEGIN", "SELECT", "UPDATE", "INSERT", "DELETE")):
+            raise sqlite3.OperationalError(self._message)
+        return self._con.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._con, name)
+
+
+@pytest.mark.parametrize("message", ["attempt to write a readonly database", "unable to open database file"])
+def test_a_manifest_that_may_not_be_read_is_never_reset(tmp_path: Path, model, message: str) -> None:  # type: ignore[no-untyped-def]
+    from codepith.errors import CodepithError
+
+    root = tmp_path / "repo"
+    _repo(root)
+    index = codepith.Index.from_path(root, model=model)
+    folder = _folder(root, model)
+    before = _segments(folder)
+    st = index._stores[0]
+    real = st._owned_con
+    st._owned_con = _Refusing(real, message)  # type: ignore[assignment]
+    write(root, {"m1.py": "def function_number_1(x):\n    return x - 1\n"})
+    try:
+        index.refresh()
+    except CodepithError as exc:  # one line for a person, never "manifest unreadable" and a rebuild
+        assert message in str(exc)
+    else:
+        assert message in (index.last_stats[0].failed or "")
+    st._owned_con = real
+    assert _segments(folder) == before and st.file_count() == 12
+
+
 KILLED = """
 import os, signal
 from codepith.index import build

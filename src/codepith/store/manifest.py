@@ -26,7 +26,7 @@ from typing import Any, Concatenate, NamedTuple, ParamSpec, TypeVar
 from filelock import FileLock, Timeout
 
 from codepith.store import segment as seg
-from codepith.store.layout import FORMAT_VERSION, CacheError, CacheIOError
+from codepith.store.layout import FORMAT_VERSION, CacheError, CacheIOError, ManifestError
 from codepith.store.opened import OpenSegments
 from codepith.store.vectors import VectorCache
 
@@ -92,6 +92,32 @@ def _is_busy(exc: BaseException) -> bool:
     return "database is locked" in text or "database is busy" in text
 
 
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26  # primary result codes of a damaged file
+_DAMAGE_WORDS = ("malformed", "not a database", "no such table", "no such column")
+
+
+def damaged(exc: sqlite3.Error) -> bool:
+    """Whether SQLite found the manifest's bytes damaged (malformed, not a database, not our tables), rather
+    than out of reach (locked, busy, read-only, no permission, an I/O error, a full disk): only damage may
+    have an index emptied and rebuilt; a lock or a permission must never cost one."""
+    if isinstance(exc, (sqlite3.InterfaceError, sqlite3.ProgrammingError)):  # misuse: a bug, not the file
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None and code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+        return True
+    if not isinstance(exc, sqlite3.OperationalError):  # DatabaseError, IntegrityError...: what the file holds
+        return True
+    return any(word in str(exc) for word in _DAMAGE_WORDS)
+
+
+def read_error(folder: Path, exc: sqlite3.Error, doing: str = "read") -> CacheError | CacheIOError:
+    """A failed read of the manifest as the error callers act on: ManifestError (the index is rebuilt) for
+    damage, else CacheIOError (the index is kept; one line says why it could not be used)."""
+    if damaged(exc):
+        return ManifestError(f"manifest unreadable ({exc})", folder)
+    return CacheIOError(f"could not {doing} the index in {folder}: {exc}")
+
+
 _INHERITED: list[object] = []  # a forked child's copies of its parent's connections and locks, never closed
 
 
@@ -155,14 +181,14 @@ class Store:
         while True:
             try:
                 return self._connect_once()
-            except sqlite3.OperationalError as exc:  # I/O, a full or read-only disk: the folder's fault, kept
+            except sqlite3.Error as exc:
                 if _is_busy(exc) and time.monotonic() + delay <= deadline:
                     time.sleep(delay)
                     delay = min(delay * 2, 0.5)
                     continue
-                raise CacheIOError(f"could not open the index in {self.folder}: {exc}") from None
-            except sqlite3.DatabaseError as exc:  # not a database, malformed: the index's fault, rebuilt
-                raise CacheError(f"manifest unreadable ({exc})") from None
+                # not a database, malformed: the index's fault, rebuilt; locked, I/O, a full or read-only
+                # disk, no permission: the folder's, and the index is kept
+                raise read_error(self.folder, exc, "open") from None
 
     def _connect_once(self) -> sqlite3.Connection:
         """One attempt; SQLite's own error, if any, after closing what it had opened (a retry opens another)."""
@@ -186,7 +212,7 @@ class Store:
                     )
                 con.execute("COMMIT")
                 rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError:
+        except sqlite3.Error:
             con.close()
             raise
         for key, want in self.ident.items():
@@ -211,6 +237,24 @@ class Store:
                 except OSError:
                     pass
 
+    def emptied(self) -> Store:
+        """This index emptied and opened afresh, for a manifest found damaged after it opened: this store is
+        closed, and the folder is emptied under the builder lock, so that no builder is writing it then."""
+        self.close()
+        try:
+            with FileLock(str(self.folder / "build.lock")):
+                Store.reset(self.folder)
+                return Store(
+                    self.folder,
+                    root=self.ident["root"],
+                    content=self.ident["content"],
+                    model_name=self.model_name,
+                    model_digest=self.ident["model_digest"],
+                    dims=self.dims,
+                )
+        except OSError as exc:  # the lock file cannot be made or taken (a full or read-only disk)
+            raise write_error(self.folder, exc) from exc
+
     def close(self) -> None:
         if self._pid != os.getpid():  # a forked child that never used the store: nothing of its own to close
             _INHERITED.append(self._owned_con)
@@ -223,8 +267,8 @@ class Store:
         with self._mutex:
             try:
                 return self._con.execute(sql, args).fetchall()
-            except sqlite3.DatabaseError as exc:
-                raise CacheError(f"manifest unreadable ({exc})") from None
+            except sqlite3.Error as exc:
+                raise read_error(self.folder, exc) from None
 
     def meta(self) -> dict[str, str]:
         return dict(self._query("SELECT key, value FROM meta"))
@@ -232,7 +276,10 @@ class Store:
     def generation(self) -> int:
         """One row, not the whole meta table (whose ``fresh`` row is 1.7 MB on the kernel)."""
         got = self._query("SELECT value FROM meta WHERE key = 'generation'")
-        return int(got[0][0]) if got else 0
+        try:
+            return int(got[0][0]) if got else 0
+        except ValueError:
+            raise ManifestError(f"manifest unreadable (its generation is {got[0][0]!r})", self.folder) from None
 
     def complete(self) -> bool:
         """Whether the last commit holds a whole index (one row, as ``generation``)."""
@@ -252,8 +299,8 @@ class Store:
         with self._mutex:
             try:
                 rows = _with_paths(self._con, f"{cols} FROM files")
-            except sqlite3.DatabaseError as exc:
-                raise CacheError(f"manifest unreadable ({exc})") from None
+            except sqlite3.Error as exc:
+                raise read_error(self.folder, exc) from None
             out = list(map(make, map(_RECORD_COLUMNS, rows)))
             if not self._rows:
                 live: dict[str, list[tuple[Any, ...]]] = {}
@@ -279,9 +326,12 @@ class Store:
                 con.execute("COMMIT")
             finally:
                 con.close()
-        except sqlite3.DatabaseError as exc:
-            raise CacheError(f"manifest unreadable ({exc})") from None
-        return (int(got[0]) if got else 0), rows
+        except sqlite3.Error as exc:
+            raise read_error(self.folder, exc) from None
+        try:
+            return (int(got[0]) if got else 0), rows
+        except ValueError:
+            raise ManifestError(f"manifest unreadable (its generation is {got[0]!r})", self.folder) from None
 
     @contextmanager
     def snapshot(self) -> Iterator[tuple[dict[str, str], list[tuple[str, int, str]], list[tuple[Any, ...]]]]:
@@ -295,8 +345,8 @@ class Store:
                     files = self._live_rows()
                 finally:
                     self._con.execute("COMMIT")
-            except sqlite3.DatabaseError as exc:
-                raise CacheError(f"manifest unreadable ({exc})") from None
+            except sqlite3.Error as exc:
+                raise read_error(self.folder, exc) from None
             yield meta, segs, files
 
     def _live_rows(self) -> list[tuple[Any, ...]]:
@@ -374,13 +424,18 @@ def write_error(folder: Path, exc: OSError | sqlite3.Error) -> CacheIOError:
 def _disk_errors(method: Callable[Concatenate[Writer, _P], _T]) -> Callable[Concatenate[Writer, _P], _T]:
     """A failed write (ENOSPC, EDQUOT, EROFS, EIO; SQLite's "database or disk is full") becomes one
     CacheIOError: the transaction rolled back and the segment being written was removed, so the
-    last commit stands, and callers can tell a full disk from a bug."""
+    last commit stands, and callers can tell a full disk from a bug. A manifest SQLite finds damaged on
+    the way is a ManifestError: the index is rebuilt."""
 
     @functools.wraps(method)
     def wrapped(self: Writer, *args: _P.args, **kwargs: _P.kwargs) -> _T:
         try:
             return method(self, *args, **kwargs)
-        except (OSError, sqlite3.OperationalError) as exc:
+        except sqlite3.Error as exc:
+            if damaged(exc):
+                raise ManifestError(f"manifest unreadable ({exc})", self.folder) from exc
+            raise write_error(self.folder, exc) from exc
+        except OSError as exc:
             raise write_error(self.folder, exc) from exc
 
     return wrapped
@@ -419,7 +474,11 @@ class Writer:
         full = self.full_check or not self.store.complete()  # after a crash: read every byte
         bad = []
         for name, _n, sums in rows:
-            why = seg.verify(self.folder / name, json.loads(sums), full=full)
+            try:
+                recorded = json.loads(sums)
+            except ValueError:
+                recorded = {}  # damaged: each file reads "not recorded", and the segment is redone
+            why = seg.verify(self.folder / name, recorded, full=full)
             if not why and self.folder / name in self.suspect:
                 why = "its chunks could not be read"
             if why:
