@@ -118,6 +118,21 @@ def read_error(folder: Path, exc: sqlite3.Error, doing: str = "read") -> CacheEr
     return CacheIOError(f"could not {doing} the index in {folder}: {exc}")
 
 
+def expect_rows(cur: sqlite3.Cursor, want: int, what: str, folder: Path) -> None:
+    """A commit must find every row it changes: one missing means the manifest is not what this process
+    read (damaged, or replaced under it), and committing would leave it disagreeing with its segments."""
+    if cur.rowcount != want:
+        raise ManifestError(f"the manifest lost rows ({what}: {cur.rowcount} of {want} found)", folder)
+
+
+def _int_meta(con: sqlite3.Connection, key: str, folder: Path) -> int:
+    row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        raise ManifestError(f"manifest unreadable (its {key} is {row and row[0]!r})", folder) from None
+
+
 _INHERITED: list[object] = []  # a forked child's copies of its parent's connections and locks, never closed
 
 
@@ -490,8 +505,8 @@ class Writer:
             def drop(con: sqlite3.Connection) -> None:
                 for name in bad:
                     con.execute("DELETE FROM files WHERE segment = ?", (name,))
-                    con.execute("DELETE FROM segments WHERE name = ?", (name,))
-                con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'")
+                    expect_rows(con.execute("DELETE FROM segments WHERE name = ?", (name,)), 1, "segment", self.folder)
+                expect_rows(con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'"), 1, "meta", self.folder)
 
             self._tx(drop)
             known -= set(bad)
@@ -513,9 +528,12 @@ class Writer:
         by_rel = {m.rel: m for m in metas}
         written = seg.write(self.folder, new, self.store.dims, compact=self.compact_vectors) if new else None
 
+        folder = self.folder
+
         def apply(con: sqlite3.Connection) -> None:
-            con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'")
-            con.execute("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'generation'")
+            expect_rows(con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'"), 1, "meta", folder)
+            gen = _int_meta(con, "generation", folder)
+            con.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (str(gen + 1),))
             placed: dict[str, seg.Placed] = {}
             if written is not None:
                 name, n, sums, placements = written
@@ -543,11 +561,15 @@ class Writer:
                     )
                 )
             con.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-            con.executemany(
-                "UPDATE files SET size = ?, mtime_ns = ?, racy = ? WHERE rel = ?",
-                [(m.size, m.mtime_ns, int(m.racy), _rel_key(m.rel)) for m in touched],
-            )
-            con.executemany("DELETE FROM files WHERE rel = ?", [(_rel_key(r),) for r in deleted])
+            stats = {_rel_key(m.rel): (m.size, m.mtime_ns, int(m.racy)) for m in touched}
+            if stats:
+                sql = "UPDATE files SET size = ?, mtime_ns = ?, racy = ? WHERE rel = ?"
+                cur = con.executemany(sql, [(*v, k) for k, v in stats.items()])
+                expect_rows(cur, len(stats), "files touched", folder)
+            gone = {_rel_key(r) for r in deleted}
+            if gone:
+                cur = con.executemany("DELETE FROM files WHERE rel = ?", [(k,) for k in gone])
+                expect_rows(cur, len(gone), "files deleted", folder)
 
         missing = [f.rel for f in new if f.rel not in by_rel]
         if missing:
@@ -574,7 +596,7 @@ class Writer:
             log.warning("could not merge segments (%s); the index stays in more of them", write_error(self.folder, exc))
 
         def apply(con: sqlite3.Connection) -> None:
-            gen = int(con.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+            gen = _int_meta(con, "generation", self.folder)
             rows = [
                 ("generation", str(gen + 1)),
                 ("complete", "1"),
@@ -622,7 +644,7 @@ class Writer:
         """A new generation without new segments (e.g. only deletions)."""
 
         def apply(con: sqlite3.Connection) -> None:
-            gen = int(con.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+            gen = _int_meta(con, "generation", self.folder)
             con.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (str(gen + 1),))
 
         self._tx(apply)
