@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import write
 
@@ -195,6 +196,47 @@ def test_a_commit_that_misses_a_meta_row_rolls_back_and_rebuilds(tmp_path: Path,
     index.refresh()
     assert _found(index, "function_number_1") == ["m1.py"] and index._stores[0].file_count() == 12
     assert index._stores[0].generation() > 0
+
+
+@pytest.mark.parametrize("array", ["docs", "dchunks"])
+def test_postings_that_name_chunks_past_the_segment_are_repaired(tmp_path: Path, model, array: str) -> None:  # type: ignore[no-untyped-def]
+    """Chunk numbers past the segment's count (a damaged postings array) made a search fail with an
+    IndexError, or score chunks that are not there; the segment is now found damaged and its files redone."""
+    from codepith.store.segment import _layout
+
+    root = tmp_path / "repo"
+    _repo(root)
+    codepith.Index.from_path(root, model=model)
+    folder = _folder(root, model)
+    (seg_name,) = _segments(folder)
+    path = folder / seg_name / "arrays.bin"
+    with open(path, "r+b") as fh:
+        dtype, _shape, offset, count = _layout(fh.fileno(), os.fstat(fh.fileno()).st_size)[array]
+        fh.seek(offset)
+        fh.write(np.full(count, 60000, dtype).tobytes())
+    index = codepith.Index.from_path(root, model=model)
+    assert _found(index, "function_number_7") == ["m7.py"]
+    assert seg_name not in _segments(folder), "the damaged segment was dropped and its files redone"
+    assert _found(codepith.Index.from_path(root, model=model), "function_number_7") == ["m7.py"]
+
+
+def test_a_full_check_finds_postings_past_the_segment_though_their_sums_match(tmp_path: Path) -> None:
+    from codepith.store import segment
+
+    folder = tmp_path / "store"
+    folder.mkdir()
+    name, sums = segment.persist(
+        folder,
+        vectors=np.zeros((2, 4), np.float32),
+        lengths=np.ones(2, np.float32),
+        marks=np.zeros(2, np.uint8),
+        postings=(np.array([1, 2], np.uint64), np.array([0, 5]), np.array([1, 1])),
+        defs=(np.array([3], np.uint64), np.array([1])),
+        blobs=[b"", b""],
+    )
+    why = segment.verify(folder / name, sums, full=True, chunks=2)
+    assert why is not None and "chunk" in why
+    assert segment.verify(folder / name, sums, full=False, chunks=2) is None  # the quick check reads only sizes
 
 
 KILLED = """

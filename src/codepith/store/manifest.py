@@ -488,12 +488,12 @@ class Writer:
         known = {r[0] for r in rows}
         full = self.full_check or not self.store.complete()  # after a crash: read every byte
         bad = []
-        for name, _n, sums in rows:
+        for name, n, sums in rows:
             try:
                 recorded = json.loads(sums)
             except ValueError:
                 recorded = {}  # damaged: each file reads "not recorded", and the segment is redone
-            why = seg.verify(self.folder / name, recorded, full=full)
+            why = seg.verify(self.folder / name, recorded, full=full, chunks=n)
             if not why and self.folder / name in self.suspect:
                 why = "its chunks could not be read"
             if why:

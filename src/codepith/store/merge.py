@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from codepith.store import segment as seg
-from codepith.store.layout import ManifestError
+from codepith.store.layout import CacheError, ManifestError
 from codepith.store.manifest import expect_rows
 
 if TYPE_CHECKING:
@@ -72,6 +72,10 @@ def merge(w: Writer, names: list[str]) -> None:
         "ORDER BY rel",
         names,
     )
+    for s in segments.values():  # every chunk number a merge maps must be one of its segment's chunks
+        why = seg.chunk_numbers_past({"docs": s.docs, "dchunks": s.dchunks}, s.n)
+        if why:
+            raise CacheError(f"segment {s.name}: {why}", s.folder)
     for _rel, name, first, count, _off, _len in files:
         if name not in segments or first + count > segments[name].n:
             raise ManifestError("a file's chunks lie outside its segment", folder)
