@@ -274,3 +274,22 @@ def test_a_build_killed_by_sigkill_is_reported_in_one_line(tmp_path: Path) -> No
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("codepith: error:") and "SIGKILL" in lines[0], proc.stderr
     assert "out-of-memory killer" in lines[0]
+
+
+@pytest.mark.parametrize("name", ["build.lock", "manifest.sqlite"])
+def test_a_folder_where_a_store_file_belongs_is_removed(tmp_path: Path, model, name: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A folder in the place of the lock file or the manifest failed every build ("Is a directory",
+    "unable to open database file") and kept the index out of the cache until it was cleared by hand."""
+    from codepith.surfaces.cli import main
+
+    root = tmp_path / "repo"
+    _repo(root)
+    codepith.Index.from_path(root, model=model)
+    path = _folder(root, model) / name
+    path.unlink()
+    (path / "inside").mkdir(parents=True)
+    assert main(["index", str(root)]) == 0
+    assert ": 12 files," in capsys.readouterr().out
+    assert path.is_file()
+    index = codepith.Index.from_path(root, model=model)
+    assert index.unsaved == {} and index.last_stats[0].unchanged == 12

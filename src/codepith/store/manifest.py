@@ -136,6 +136,19 @@ def _int_meta(con: sqlite3.Connection, key: str, folder: Path) -> int:
 _INHERITED: list[object] = []  # a forked child's copies of its parent's connections and locks, never closed
 
 
+# The store's own files: a folder in the place of one (made by hand, or left by a damaged file system) made
+# every build fail ("Is a directory", "unable to open database file") until the cache was cleared by hand.
+_OWN_FILES = ("build.lock", "manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm")
+
+
+def _clear_folders_in_the_way(folder: Path) -> None:
+    for name in _OWN_FILES:
+        path = folder / name
+        if path.is_dir() and not path.is_symlink():
+            log.warning("index file %s was a folder; removed (the index is rebuilt if it was the manifest)", path)
+            shutil.rmtree(path, ignore_errors=True)
+
+
 class StoreBusy(Exception):
     """Another process holds the builder lock and the caller chose not to wait."""
 
@@ -149,6 +162,7 @@ class Store:
         self.model_name = model_name
         self.dims = dims
         folder.mkdir(parents=True, exist_ok=True)
+        _clear_folders_in_the_way(folder)
         self._pid = os.getpid()
         self._owned_lock = FileLock(str(folder / "build.lock"))
         self._owned_mutex = threading.RLock()
