@@ -276,7 +276,7 @@ def test_a_build_killed_by_sigkill_is_reported_in_one_line(tmp_path: Path) -> No
     assert "out-of-memory killer" in lines[0]
 
 
-@pytest.mark.parametrize("name", ["build.lock", "manifest.sqlite"])
+@pytest.mark.parametrize("name", ["build.lock", "manifest.sqlite", "source.json"])
 def test_a_folder_where_a_store_file_belongs_is_removed(tmp_path: Path, model, name: str, capsys) -> None:  # type: ignore[no-untyped-def]
     """A folder in the place of the lock file or the manifest failed every build ("Is a directory",
     "unable to open database file") and kept the index out of the cache until it was cleared by hand."""

@@ -137,8 +137,9 @@ _INHERITED: list[object] = []  # a forked child's copies of its parent's connect
 
 
 # The store's own files: a folder in the place of one (made by hand, or left by a damaged file system) made
-# every build fail ("Is a directory", "unable to open database file") until the cache was cleared by hand.
-_OWN_FILES = ("build.lock", "manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm")
+# every build fail ("Is a directory", "unable to open database file") until the cache was cleared by hand
+# (source.json: every build that completed a generation, after its commit).
+_OWN_FILES = ("build.lock", "manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm", "source.json")
 
 
 def _clear_folders_in_the_way(folder: Path) -> None:
@@ -621,6 +622,10 @@ class Writer:
 
         self._tx(apply)
         self._collect_unreferenced()
+        self._write_source()
+
+    def _write_source(self) -> None:
+        """``source.json``: what the index holds, for listings that must not open SQLite."""
         files, chunks = self.store._query("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM files WHERE skip IS NULL")[0]
         source = {
             "root": self.store.ident["root"],
@@ -646,6 +651,8 @@ class Writer:
             con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows + _changed_fresh(con, fresh))
 
         self._tx(apply)
+        if not (self.folder / "source.json").is_file():  # lost (removed, or a folder in its place): written again
+            self._write_source()
 
     def _collect_unreferenced(self) -> None:
         known = {r[0] for r in self.store._query("SELECT name FROM segments")}
