@@ -293,3 +293,31 @@ def test_a_folder_where_a_store_file_belongs_is_removed(tmp_path: Path, model, n
     assert path.is_file()
     index = codepith.Index.from_path(root, model=model)
     assert index.unsaved == {} and index.last_stats[0].unchanged == 12
+
+
+@pytest.mark.parametrize("errno_", [13, 24])  # EACCES, EMFILE
+def test_a_segment_that_cannot_be_read_for_now_is_kept(tmp_path: Path, model, monkeypatch, errno_: int) -> None:  # type: ignore[no-untyped-def]
+    """No permission, or too many open files, says nothing of the segment: it was taken for damage,
+    and a repair that found it unreadable still emptied the whole index."""
+    from codepith.errors import CodepithError
+    from codepith.store import segment
+
+    root = tmp_path / "repo"
+    _repo(root)
+    codepith.Index.from_path(root, model=model)
+    folder = _folder(root, model)
+    before = _segments(folder)
+    real = segment.open_packed
+
+    def refused(path, **kwargs):  # type: ignore[no-untyped-def]
+        raise OSError(errno_, os.strerror(errno_), str(path))
+
+    monkeypatch.setattr(segment, "open_packed", refused)
+    monkeypatch.setattr(segment, "_digest_file", refused)
+    with pytest.raises(CodepithError, match=f"could not read the index in .*{os.strerror(errno_)}"):
+        codepith.Index.from_path(root, model=model)
+    monkeypatch.setattr(segment, "open_packed", real)
+    assert _segments(folder) == before, "nothing was removed"
+    index = codepith.Index.from_path(root, model=model)
+    assert index.rebuilt == {} and index.last_stats[0].unchanged == 12
+    assert _found(index, "function_number_5") == ["m5.py"]

@@ -508,7 +508,10 @@ class Writer:
                 recorded = json.loads(sums)
             except ValueError:
                 recorded = {}  # damaged: each file reads "not recorded", and the segment is redone
-            why = seg.verify(self.folder / name, recorded, full=full, chunks=n)
+            try:
+                why = seg.verify(self.folder / name, recorded, full=full, chunks=n)
+            except OSError as exc:  # no permission, an I/O error: nothing said of the segment, which is kept
+                raise CacheIOError(f"could not read the index in {self.folder}: {disk_reason(exc)}") from None
             if not why and self.folder / name in self.suspect:
                 why = "its chunks could not be read"
             if why:

@@ -27,6 +27,7 @@ Local chunk ids are uint16, so a segment holds at most ``MAX_CHUNKS`` chunks.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import mmap
@@ -42,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from codepith.chunks.chunk import Chunk
-from codepith.store.layout import CacheError
+from codepith.store.layout import CacheError, CacheIOError
 from codepith.store.pages import MapPages
 
 MAX_CHUNKS = 65535
@@ -469,7 +470,9 @@ def verify(folder: Path, sums: dict[str, list[object]], *, full: bool, chunks: i
             return f"{fname}: not recorded"
         try:
             size = path.stat().st_size
-        except OSError:
+        except OSError as exc:
+            if not gone(exc):
+                raise
             return f"{fname}: missing"
         if size != want[0]:
             return f"{fname}: {size} bytes, expected {want[0]}"
@@ -478,10 +481,24 @@ def verify(folder: Path, sums: dict[str, list[object]], *, full: bool, chunks: i
     if full and chunks is not None:
         try:
             arrays = unpack(folder / "arrays.bin")
-        except (OSError, ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError) as exc:
+            return f"arrays.bin: unreadable ({exc})"
+        except OSError as exc:
+            if not gone(exc):
+                raise
             return f"arrays.bin: unreadable ({exc})"
         return chunk_numbers_past(arrays, chunks)
     return None
+
+
+_GONE = (errno.ENOENT, errno.ENOTDIR, errno.EISDIR)
+
+
+def gone(exc: OSError) -> bool:
+    """Whether a segment's file is not there as a file (missing, or a folder in its place): damage, its
+    files redone. Any other failure (no permission, too many open files, an I/O error) says nothing of
+    the segment, which is kept."""
+    return exc.errno in _GONE
 
 
 def chunk_numbers_past(arrays: dict[str, np.ndarray], n: int) -> str | None:
@@ -527,7 +544,11 @@ class Segment:
             with open(folder / "chunks.bin", "rb") as fh:
                 size = os.fstat(fh.fileno()).st_size
                 self._blob: mmap.mmap | bytes = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-        except (OSError, ValueError, TypeError, KeyError) as exc:
+        except OSError as exc:
+            if not gone(exc):  # the folder's fault, not the segment's: it is kept, and one line says why
+                raise CacheIOError(f"could not read the index in {folder.parent}: {exc.strerror or exc}") from None
+            raise CacheError(f"segment {folder.name} unreadable ({exc})", folder) from None
+        except (ValueError, TypeError, KeyError) as exc:
             raise CacheError(f"segment {folder.name} unreadable ({exc})", folder) from None
         self.vectors: np.ndarray = arr["vectors"]  # float16, or int8 codes in a compact segment
         self.vscale: np.ndarray = arr["vscale"]
