@@ -321,3 +321,30 @@ def test_a_segment_that_cannot_be_read_for_now_is_kept(tmp_path: Path, model, mo
     index = codepith.Index.from_path(root, model=model)
     assert index.rebuilt == {} and index.last_stats[0].unchanged == 12
     assert _found(index, "function_number_5") == ["m5.py"]
+
+
+def test_index_verify_finds_a_byte_flipped_in_place(tmp_path: Path, model, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A byte flipped inside a segment's vectors keeps every size: a look never read it, so its scores were
+    wrong for as long as the segment lived. ``codepith index --verify`` reads every byte and redoes it."""
+    from codepith.store.segment import _layout
+    from codepith.surfaces.cli import main
+
+    root = tmp_path / "repo"
+    _repo(root)
+    codepith.Index.from_path(root, model=model)
+    folder = _folder(root, model)
+    (seg_name,) = _segments(folder)
+    with open(folder / seg_name / "arrays.bin", "r+b") as fh:
+        _dtype, _shape, offset, _count = _layout(fh.fileno(), os.fstat(fh.fileno()).st_size)["vectors"]
+        fh.seek(offset + 3)
+        byte = fh.read(1)
+        fh.seek(offset + 3)
+        fh.write(bytes([byte[0] ^ 0x40]))
+    assert main(["index", str(root)]) == 0
+    assert "unusable" not in capsys.readouterr().out and _segments(folder) == [seg_name], "a look does not see it"
+    assert main(["index", "--verify", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert f"cached index unusable (segment {seg_name}: arrays.bin: checksum mismatch); rebuilt" in out, out
+    assert ": 12 files," in out and seg_name not in _segments(folder)
+    assert main(["index", "--verify", str(root)]) == 0
+    assert "verified: every byte of the index matches its checksums" in capsys.readouterr().out
