@@ -283,7 +283,7 @@ def _largest(values: np.ndarray, k: int, step: int = 64) -> np.ndarray:
 def _head_scores(s: seg.Segment, qv: np.ndarray, buf: np.ndarray) -> np.ndarray:
     """A segment's estimates: its head's columns times the query's same dimensions."""
     if s.head is None or s.hdims is None:
-        raise CacheError(f"segment {s.name} has no head")
+        raise CacheError(f"segment {s.name} has no head", s.folder)
     return _streamed(s.head, qv[s.hdims.astype(np.intp)], buf)
 
 
