@@ -30,7 +30,7 @@ from codepith.search import engine
 from codepith.search.query import bound_query
 from codepith.search.ranking import is_test_path
 from codepith.search.result import SearchResult
-from codepith.store.layout import CacheError, CacheIOError
+from codepith.store.layout import CacheError, CacheIOError, ManifestError
 from codepith.store.manifest import Store, disk_reason
 from codepith.store.view import View
 from codepith.structure.definitions import Definition
@@ -305,6 +305,16 @@ class Index:
         except CacheError as exc:
             return self._repair(exc, progress)
 
+    def verify(self, progress: build.Progress | None = None) -> list[build.RefreshStats]:
+        """Read every byte of each index against its checksums (and every chunk number its postings hold),
+        drop what is damaged and redo its files, then refresh. A quick look only compares sizes, so a byte
+        flipped in place (bit rot, a bad disk) goes unseen until a read of it fails, or never: its
+        scores are silently wrong. ``stats.rebuilt`` says what was redone."""
+        try:
+            return self._refresh(progress, True, full_check=True)
+        except CacheError as exc:
+            return self._repair(exc, progress)
+
     def _refresh(
         self,
         progress: build.Progress | None,
@@ -418,10 +428,23 @@ class Index:
             self._generations = generations
 
     def _repair(self, exc: CacheError, progress: build.Progress | None = None) -> list[build.RefreshStats]:
-        """A segment turned out damaged while reading: verify every byte, drop what is bad, redo its files."""
-        log.warning("cached index is damaged (%s); rebuilding the damaged part", exc)
+        """A segment turned out damaged while reading: verify every byte, drop what is bad, redo its files.
+        A damaged manifest (or one that still disagrees with its segments after that) cannot be repaired in
+        part: its index is emptied and built again."""
         self._corpus = None
-        return self._refresh(progress, True, full_check=True, suspect=(exc.segment,) if exc.segment else ())
+        if not isinstance(exc, ManifestError):
+            log.warning("cached index is damaged (%s); rebuilding the damaged part", exc)
+            try:
+                return self._refresh(progress, True, full_check=True, suspect=(exc.segment,) if exc.segment else ())
+            except CacheError as again:
+                exc = again
+                self._corpus = None
+        log.warning("cached index is damaged (%s); rebuilding it", exc)
+        for i, st in enumerate(self._stores):
+            if exc.index is None or st.folder == exc.index:
+                self._stores[i], self._data[i] = build.renew(st, self.model)
+                self.rebuilt[self._data[i].root] = str(exc)
+        return self._refresh(progress, True, full_check=False)
 
     def close(self) -> None:
         """Stop watching (an index that is dropped stops watching too); later refreshes check the stats."""

@@ -28,7 +28,7 @@ from codepith.files.walk import max_file_bytes_limit, walk
 from codepith.index import changes
 from codepith.index.repo import FileRecord, RepoData
 from codepith.model.loader import StaticModel
-from codepith.store.layout import CacheError, CacheIOError, index_dir, tag_cache_folder
+from codepith.store.layout import CacheError, CacheIOError, ManifestError, index_dir, tag_cache_folder
 from codepith.store.manifest import FileMeta, Store, StoreBusy, Writer
 from codepith.store.segment import MAX_CHUNKS, NewFile
 
@@ -307,8 +307,18 @@ def _skipped_json(data: RepoData) -> list[Any]:
 def reload(data: RepoData, st: Store) -> None:
     """Take the file table of the store's latest commit (another process may have written it), and the
     freshness state committed with it."""
-    _take_meta(data, st.meta())
+    _read_meta(data, st)
     _take_files(data, st)
+
+
+def _read_meta(data: RepoData, st: Store) -> None:
+    """``_take_meta`` of the store's meta table; values that cannot be read (bytes flipped in a value
+    SQLite does not check) are a damaged manifest."""
+    try:
+        _take_meta(data, st.meta())
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        why = f"manifest unreadable (its freshness state: {type(exc).__name__}: {exc})"
+        raise ManifestError(why, st.folder) from None
 
 
 def _take_files(data: RepoData, st: Store) -> None:
@@ -383,15 +393,33 @@ def _load(
     folder = index_dir(root, content, info.digest, cache)
     st, reason = open_store(folder, root, content, model)
     tag_cache_folder(folder.parent)  # a cache inside the tree is not part of it (see tag_cache_folder)
+    try:
+        data, check = _read(st, model, apart=apart)
+    except ManifestError as exc:  # it opened, and then its tables could not be read
+        log.warning("cached index for %s is unusable (%s); rebuilding", root, exc)
+        st, reason = st.emptied(), str(exc)
+        data, check = _read(st, model, apart=apart)
+    return st, data, reason, check
+
+
+def _read(st: Store, model: StaticModel, *, apart: bool) -> tuple[RepoData, Check | None]:
+    info = model.info
+    root, content = st.ident["root"], st.ident["content"]
     data = RepoData(root=root, content=content, model_name=info.name, model_digest=info.digest, dims=info.dims)
-    _take_meta(data, st.meta())
+    _read_meta(data, st)
     check = start_quick_check(data, st) if apart else None
     try:
         _take_files(data, st)
     except BaseException:
         reap(check)
         raise
-    return st, data, reason, check
+    return data, check
+
+
+def renew(st: Store, model: StaticModel) -> tuple[Store, RepoData]:
+    """A store whose manifest was found damaged after it opened, emptied and opened afresh (to be rebuilt)."""
+    st = st.emptied()
+    return st, _read(st, model, apart=False)[0]
 
 
 def refresh(

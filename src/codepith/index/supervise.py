@@ -10,7 +10,8 @@ Forking once, at start-up, while the process is small, costs about a millisecond
 - a child that stays on one file for ``CODEPITH_FILE_TIMEOUT`` seconds is killed and run again, the same;
 - ^C, or a SIGTERM or SIGHUP to the parent, reaches the child; a child that does not end within a second
   of it (stuck in C) is killed;
-- any other end is the command's: its exit status, or its signal, raised again in the parent.
+- any other end is the command's: its exit status, or its signal, raised again in the parent after one line
+  that names it (a SIGKILL is most often the out-of-memory killer's).
 
 ``CODEPITH_SUPERVISE=0`` runs the command in this process.
 """
@@ -78,10 +79,28 @@ def supervised(command: Callable[[], int]) -> int:
         break
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        print(f"codepith: error: {_died_of(sig)}", file=sys.stderr, flush=True)
+        try:
+            signal.signal(sig, signal.SIG_DFL)  # SIGKILL and SIGSTOP have no handler to reset (EINVAL)
+        except (OSError, ValueError):
+            pass
         os.kill(os.getpid(), sig)
         return 128 + sig  # when the signal cannot end this process
     return os.waitstatus_to_exitcode(status)
+
+
+def _died_of(sig: int) -> str:
+    """One line for a child that a signal ended (not one this process passed on, nor one in a parse)."""
+    try:
+        name = signal.Signals(sig).name
+    except ValueError:
+        name = f"signal {sig}"
+    if sig == signal.SIGKILL:
+        return (
+            "the command was killed (SIGKILL), as the out-of-memory killer ends a process; what the index had "
+            "committed is kept, and the next run resumes from it"
+        )
+    return f"the command was ended by {name}; what the index had committed is kept, and the next run resumes from it"
 
 
 def _wait(pid: int, page: mmap.mmap) -> tuple[int, bool, str, int]:

@@ -84,9 +84,20 @@ class CacheError(Exception):
     ``segment``: the segment folder that could not be read, when known, so that a repair redoes its
     files even though its bytes match their checksums (written by a build that encoded them otherwise)."""
 
-    def __init__(self, message: str, segment: Path | None = None) -> None:
+    def __init__(self, message: str, segment: Path | None = None, *, index: Path | None = None) -> None:
         super().__init__(message)
         self.segment = segment
+        # the index folder it was found in, when known (a segment's is the folder holding it)
+        self.index = index if index is not None else (segment.parent if segment is not None else None)
+
+
+class ManifestError(CacheError):
+    """The manifest itself is damaged: SQLite finds it malformed or not a database, a value it holds cannot
+    be read, or a commit found rows it had to change missing. Nothing in it can be trusted, so the index
+    in ``index`` is emptied and built again (a lock or a permission error is a CacheIOError, never this)."""
+
+    def __init__(self, message: str, index: Path) -> None:
+        super().__init__(message, index=index)
 
 
 class CacheIOError(CodepithError):

@@ -26,7 +26,7 @@ from typing import Any, Concatenate, NamedTuple, ParamSpec, TypeVar
 from filelock import FileLock, Timeout
 
 from codepith.store import segment as seg
-from codepith.store.layout import FORMAT_VERSION, CacheError, CacheIOError
+from codepith.store.layout import FORMAT_VERSION, CacheError, CacheIOError, ManifestError
 from codepith.store.opened import OpenSegments
 from codepith.store.vectors import VectorCache
 
@@ -92,7 +92,62 @@ def _is_busy(exc: BaseException) -> bool:
     return "database is locked" in text or "database is busy" in text
 
 
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26  # primary result codes of a damaged file
+_DAMAGE_WORDS = ("malformed", "not a database", "no such table", "no such column")
+
+
+def damaged(exc: sqlite3.Error) -> bool:
+    """Whether SQLite found the manifest's bytes damaged (malformed, not a database, not our tables), rather
+    than out of reach (locked, busy, read-only, no permission, an I/O error, a full disk): only damage may
+    have an index emptied and rebuilt; a lock or a permission must never cost one."""
+    if isinstance(exc, (sqlite3.InterfaceError, sqlite3.ProgrammingError)):  # misuse: a bug, not the file
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None and code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+        return True
+    if not isinstance(exc, sqlite3.OperationalError):  # DatabaseError, IntegrityError...: what the file holds
+        return True
+    return any(word in str(exc) for word in _DAMAGE_WORDS)
+
+
+def read_error(folder: Path, exc: sqlite3.Error, doing: str = "read") -> CacheError | CacheIOError:
+    """A failed read of the manifest as the error callers act on: ManifestError (the index is rebuilt) for
+    damage, else CacheIOError (the index is kept; one line says why it could not be used)."""
+    if damaged(exc):
+        return ManifestError(f"manifest unreadable ({exc})", folder)
+    return CacheIOError(f"could not {doing} the index in {folder}: {exc}")
+
+
+def expect_rows(cur: sqlite3.Cursor, want: int, what: str, folder: Path) -> None:
+    """A commit must find every row it changes: one missing means the manifest is not what this process
+    read (damaged, or replaced under it), and committing would leave it disagreeing with its segments."""
+    if cur.rowcount != want:
+        raise ManifestError(f"the manifest lost rows ({what}: {cur.rowcount} of {want} found)", folder)
+
+
+def _int_meta(con: sqlite3.Connection, key: str, folder: Path) -> int:
+    row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        raise ManifestError(f"manifest unreadable (its {key} is {row and row[0]!r})", folder) from None
+
+
 _INHERITED: list[object] = []  # a forked child's copies of its parent's connections and locks, never closed
+
+
+# The store's own files: a folder in the place of one (made by hand, or left by a damaged file system) made
+# every build fail ("Is a directory", "unable to open database file") until the cache was cleared by hand
+# (source.json: every build that completed a generation, after its commit).
+_OWN_FILES = ("build.lock", "manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm", "source.json")
+
+
+def _clear_folders_in_the_way(folder: Path) -> None:
+    for name in _OWN_FILES:
+        path = folder / name
+        if path.is_dir() and not path.is_symlink():
+            log.warning("index file %s was a folder; removed (the index is rebuilt if it was the manifest)", path)
+            shutil.rmtree(path, ignore_errors=True)
 
 
 class StoreBusy(Exception):
@@ -108,6 +163,7 @@ class Store:
         self.model_name = model_name
         self.dims = dims
         folder.mkdir(parents=True, exist_ok=True)
+        _clear_folders_in_the_way(folder)
         self._pid = os.getpid()
         self._owned_lock = FileLock(str(folder / "build.lock"))
         self._owned_mutex = threading.RLock()
@@ -157,14 +213,14 @@ class Store:
         while True:
             try:
                 return self._connect_once()
-            except sqlite3.OperationalError as exc:  # I/O, a full or read-only disk: the folder's fault, kept
+            except sqlite3.Error as exc:
                 if _is_busy(exc) and time.monotonic() + delay <= deadline:
                     time.sleep(delay)
                     delay = min(delay * 2, 0.5)
                     continue
-                raise CacheIOError(f"could not open the index in {self.folder}: {exc}") from None
-            except sqlite3.DatabaseError as exc:  # not a database, malformed: the index's fault, rebuilt
-                raise CacheError(f"manifest unreadable ({exc})") from None
+                # not a database, malformed: the index's fault, rebuilt; locked, I/O, a full or read-only
+                # disk, no permission: the folder's, and the index is kept
+                raise read_error(self.folder, exc, "open") from None
 
     def _connect_once(self) -> sqlite3.Connection:
         """One attempt; SQLite's own error, if any, after closing what it had opened (a retry opens another)."""
@@ -188,7 +244,7 @@ class Store:
                     )
                 con.execute("COMMIT")
                 rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError:
+        except sqlite3.Error:
             con.close()
             raise
         for key, want in self.ident.items():
@@ -236,6 +292,24 @@ class Store:
                 except OSError:
                     pass
 
+    def emptied(self) -> Store:
+        """This index emptied and opened afresh, for a manifest found damaged after it opened: this store is
+        closed, and the folder is emptied under the builder lock, so that no builder is writing it then."""
+        self.close()
+        try:
+            with FileLock(str(self.folder / "build.lock")):
+                Store.reset(self.folder)
+                return Store(
+                    self.folder,
+                    root=self.ident["root"],
+                    content=self.ident["content"],
+                    model_name=self.model_name,
+                    model_digest=self.ident["model_digest"],
+                    dims=self.dims,
+                )
+        except OSError as exc:  # the lock file cannot be made or taken (a full or read-only disk)
+            raise write_error(self.folder, exc) from exc
+
     def close(self) -> None:
         if self._pid != os.getpid():  # a forked child that never used the store: nothing of its own to close
             _INHERITED.append(self._owned_con)
@@ -248,8 +322,8 @@ class Store:
         with self._mutex:
             try:
                 return self._con.execute(sql, args).fetchall()
-            except sqlite3.DatabaseError as exc:
-                raise CacheError(f"manifest unreadable ({exc})") from None
+            except sqlite3.Error as exc:
+                raise read_error(self.folder, exc) from None
 
     def meta(self) -> dict[str, str]:
         return dict(self._query("SELECT key, value FROM meta"))
@@ -257,7 +331,10 @@ class Store:
     def generation(self) -> int:
         """One row, not the whole meta table (whose ``fresh`` row is 1.7 MB on the kernel)."""
         got = self._query("SELECT value FROM meta WHERE key = 'generation'")
-        return int(got[0][0]) if got else 0
+        try:
+            return int(got[0][0]) if got else 0
+        except ValueError:
+            raise ManifestError(f"manifest unreadable (its generation is {got[0][0]!r})", self.folder) from None
 
     def complete(self) -> bool:
         """Whether the last commit holds a whole index (one row, as ``generation``)."""
@@ -277,8 +354,8 @@ class Store:
         with self._mutex:
             try:
                 rows = _with_paths(self._con, f"{cols} FROM files")
-            except sqlite3.DatabaseError as exc:
-                raise CacheError(f"manifest unreadable ({exc})") from None
+            except sqlite3.Error as exc:
+                raise read_error(self.folder, exc) from None
             out = list(map(make, map(_RECORD_COLUMNS, rows)))
             if not self._rows:
                 live: dict[str, list[tuple[Any, ...]]] = {}
@@ -304,9 +381,12 @@ class Store:
                 con.execute("COMMIT")
             finally:
                 con.close()
-        except sqlite3.DatabaseError as exc:
-            raise CacheError(f"manifest unreadable ({exc})") from None
-        return (int(got[0]) if got else 0), rows
+        except sqlite3.Error as exc:
+            raise read_error(self.folder, exc) from None
+        try:
+            return (int(got[0]) if got else 0), rows
+        except ValueError:
+            raise ManifestError(f"manifest unreadable (its generation is {got[0]!r})", self.folder) from None
 
     @contextmanager
     def snapshot(self) -> Iterator[tuple[dict[str, str], list[tuple[str, int, str]], list[tuple[Any, ...]]]]:
@@ -320,8 +400,8 @@ class Store:
                     files = self._live_rows()
                 finally:
                     self._con.execute("COMMIT")
-            except sqlite3.DatabaseError as exc:
-                raise CacheError(f"manifest unreadable ({exc})") from None
+            except sqlite3.Error as exc:
+                raise read_error(self.folder, exc) from None
             yield meta, segs, files
 
     def _live_rows(self) -> list[tuple[Any, ...]]:
@@ -407,13 +487,18 @@ def write_error(folder: Path, exc: OSError | sqlite3.Error) -> CacheIOError:
 def _disk_errors(method: Callable[Concatenate[Writer, _P], _T]) -> Callable[Concatenate[Writer, _P], _T]:
     """A failed write (ENOSPC, EDQUOT, EROFS, EIO; SQLite's "database or disk is full") becomes one
     CacheIOError: the transaction rolled back and the segment being written was removed, so the
-    last commit stands, and callers can tell a full disk from a bug."""
+    last commit stands, and callers can tell a full disk from a bug. A manifest SQLite finds damaged on
+    the way is a ManifestError: the index is rebuilt."""
 
     @functools.wraps(method)
     def wrapped(self: Writer, *args: _P.args, **kwargs: _P.kwargs) -> _T:
         try:
             return method(self, *args, **kwargs)
-        except (OSError, sqlite3.OperationalError) as exc:
+        except sqlite3.Error as exc:
+            if damaged(exc):
+                raise ManifestError(f"manifest unreadable ({exc})", self.folder) from exc
+            raise write_error(self.folder, exc) from exc
+        except OSError as exc:
             raise write_error(self.folder, exc) from exc
 
     return wrapped
@@ -451,8 +536,15 @@ class Writer:
         known = {r[0] for r in rows}
         full = self.full_check or not self.store.complete()  # after a crash: read every byte
         bad = []
-        for name, _n, sums in rows:
-            why = seg.verify(self.folder / name, json.loads(sums), full=full)
+        for name, n, sums in rows:
+            try:
+                recorded = json.loads(sums)
+            except ValueError:
+                recorded = {}  # damaged: each file reads "not recorded", and the segment is redone
+            try:
+                why = seg.verify(self.folder / name, recorded, full=full, chunks=n)
+            except OSError as exc:  # no permission, an I/O error: nothing said of the segment, which is kept
+                raise CacheIOError(f"could not read the index in {self.folder}: {disk_reason(exc)}") from None
             if not why and self.folder / name in self.suspect:
                 why = "its chunks could not be read"
             if why:
@@ -464,8 +556,8 @@ class Writer:
             def drop(con: sqlite3.Connection) -> None:
                 for name in bad:
                     con.execute("DELETE FROM files WHERE segment = ?", (name,))
-                    con.execute("DELETE FROM segments WHERE name = ?", (name,))
-                con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'")
+                    expect_rows(con.execute("DELETE FROM segments WHERE name = ?", (name,)), 1, "segment", self.folder)
+                expect_rows(con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'"), 1, "meta", self.folder)
 
             self._tx(drop)
             known -= set(bad)
@@ -487,9 +579,12 @@ class Writer:
         by_rel = {m.rel: m for m in metas}
         written = seg.write(self.folder, new, self.store.dims, compact=self.compact_vectors) if new else None
 
+        folder = self.folder
+
         def apply(con: sqlite3.Connection) -> None:
-            con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'")
-            con.execute("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'generation'")
+            expect_rows(con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'"), 1, "meta", folder)
+            gen = _int_meta(con, "generation", folder)
+            con.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (str(gen + 1),))
             placed: dict[str, seg.Placed] = {}
             if written is not None:
                 name, n, sums, placements = written
@@ -517,11 +612,15 @@ class Writer:
                     )
                 )
             con.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-            con.executemany(
-                "UPDATE files SET size = ?, mtime_ns = ?, racy = ? WHERE rel = ?",
-                [(m.size, m.mtime_ns, int(m.racy), _rel_key(m.rel)) for m in touched],
-            )
-            con.executemany("DELETE FROM files WHERE rel = ?", [(_rel_key(r),) for r in deleted])
+            stats = {_rel_key(m.rel): (m.size, m.mtime_ns, int(m.racy)) for m in touched}
+            if stats:
+                sql = "UPDATE files SET size = ?, mtime_ns = ?, racy = ? WHERE rel = ?"
+                cur = con.executemany(sql, [(*v, k) for k, v in stats.items()])
+                expect_rows(cur, len(stats), "files touched", folder)
+            gone = {_rel_key(r) for r in deleted}
+            if gone:
+                cur = con.executemany("DELETE FROM files WHERE rel = ?", [(k,) for k in gone])
+                expect_rows(cur, len(gone), "files deleted", folder)
 
         missing = [f.rel for f in new if f.rel not in by_rel]
         if missing:
@@ -548,7 +647,7 @@ class Writer:
             log.warning("could not merge segments (%s); the index stays in more of them", write_error(self.folder, exc))
 
         def apply(con: sqlite3.Connection) -> None:
-            gen = int(con.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+            gen = _int_meta(con, "generation", self.folder)
             rows = [
                 ("generation", str(gen + 1)),
                 ("complete", "1"),
@@ -559,6 +658,10 @@ class Writer:
 
         self._tx(apply)
         self._collect_unreferenced()
+        self._write_source()
+
+    def _write_source(self) -> None:
+        """``source.json``: what the index holds, for listings that must not open SQLite."""
         files, chunks = self.store._query("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM files WHERE skip IS NULL")[0]
         source = {
             "root": self.store.ident["root"],
@@ -584,6 +687,8 @@ class Writer:
             con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows + _changed_fresh(con, fresh))
 
         self._tx(apply)
+        if not (self.folder / "source.json").is_file():  # lost (removed, or a folder in its place): written again
+            self._write_source()
 
     def _collect_unreferenced(self) -> None:
         known = {r[0] for r in self.store._query("SELECT name FROM segments")}
@@ -596,7 +701,7 @@ class Writer:
         """A new generation without new segments (e.g. only deletions)."""
 
         def apply(con: sqlite3.Connection) -> None:
-            gen = int(con.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+            gen = _int_meta(con, "generation", self.folder)
             con.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (str(gen + 1),))
 
         self._tx(apply)

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from codepith.store import segment as seg
+from codepith.store.layout import CacheError, ManifestError
+from codepith.store.manifest import expect_rows
 
 if TYPE_CHECKING:
     from codepith.store.manifest import Writer
@@ -32,7 +34,8 @@ def merge_if_needed(w: Writer) -> bool:
     if empty:
 
         def drop(con: sqlite3.Connection) -> None:
-            con.executemany("DELETE FROM segments WHERE name = ?", [(e,) for e in empty])
+            cur = con.executemany("DELETE FROM segments WHERE name = ?", [(e,) for e in empty])
+            expect_rows(cur, len(empty), "segments", w.folder)
 
         w._tx(drop)
     sizes = {name: n for name, n in rows if live.get(name)}
@@ -69,6 +72,13 @@ def merge(w: Writer, names: list[str]) -> None:
         "ORDER BY rel",
         names,
     )
+    for s in segments.values():  # every chunk number a merge maps must be one of its segment's chunks
+        why = seg.chunk_numbers_past({"docs": s.docs, "dchunks": s.dchunks}, s.n)
+        if why:
+            raise CacheError(f"segment {s.name}: {why}", s.folder)
+    for _rel, name, first, count, _off, _len in files:
+        if name not in segments or first + count > segments[name].n:
+            raise ManifestError("a file's chunks lie outside its segment", folder)
     newid = {name: np.full(s.n, -1, np.int64) for name, s in segments.items()}
     blobs: list[bytes] = []
     vectors: list[np.ndarray] = []
@@ -113,11 +123,13 @@ def merge(w: Writer, names: list[str]) -> None:
 
     def apply(con: sqlite3.Connection) -> None:
         con.execute("INSERT INTO segments VALUES (?, ?, ?)", (name, n, json.dumps(sums)))
-        con.executemany(
+        cur = con.executemany(
             "UPDATE files SET segment = ?, first = ?, blob_off = ? WHERE rel = ?",
             [(name, first, b_off, rel) for first, b_off, rel in moved],
         )
-        con.executemany("DELETE FROM segments WHERE name = ?", [(x,) for x in names])
+        expect_rows(cur, len(moved), "files merged", folder)
+        cur = con.executemany("DELETE FROM segments WHERE name = ?", [(x,) for x in names])
+        expect_rows(cur, len(names), "segments merged", folder)
 
     try:
         w._tx(apply)

@@ -27,6 +27,7 @@ Local chunk ids are uint16, so a segment holds at most ``MAX_CHUNKS`` chunks.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import mmap
@@ -42,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from codepith.chunks.chunk import Chunk
-from codepith.store.layout import CacheError
+from codepith.store.layout import CacheError, CacheIOError
 from codepith.store.pages import MapPages
 
 MAX_CHUNKS = 65535
@@ -456,8 +457,12 @@ def _aligned(n: int) -> int:
     return (n + _ALIGN - 1) // _ALIGN * _ALIGN
 
 
-def verify(folder: Path, sums: dict[str, list[object]], *, full: bool) -> str | None:
-    """Why the segment does not match what the manifest recorded (None when it does)."""
+def verify(folder: Path, sums: dict[str, list[object]], *, full: bool, chunks: int | None = None) -> str | None:
+    """Why the segment does not match what the manifest recorded (None when it does). ``full``: every byte
+    read against its checksum, and (given the segment's count of ``chunks``) every chunk number its
+    postings and names hold checked to be one of its chunks."""
+    if not isinstance(sums, dict):
+        return "its sums are not recorded"
     for fname in FILES:
         path = folder / fname
         want = sums.get(fname)
@@ -465,12 +470,46 @@ def verify(folder: Path, sums: dict[str, list[object]], *, full: bool) -> str | 
             return f"{fname}: not recorded"
         try:
             size = path.stat().st_size
-        except OSError:
+        except OSError as exc:
+            if not gone(exc):
+                raise
             return f"{fname}: missing"
         if size != want[0]:
             return f"{fname}: {size} bytes, expected {want[0]}"
         if full and _digest_file(path) != want[1]:
             return f"{fname}: checksum mismatch"
+    if full and chunks is not None:
+        try:
+            arrays = unpack(folder / "arrays.bin")
+        except (ValueError, TypeError, KeyError) as exc:
+            return f"arrays.bin: unreadable ({exc})"
+        except OSError as exc:
+            if not gone(exc):
+                raise
+            return f"arrays.bin: unreadable ({exc})"
+        return chunk_numbers_past(arrays, chunks)
+    return None
+
+
+_GONE = (errno.ENOENT, errno.ENOTDIR, errno.EISDIR)
+
+
+def gone(exc: OSError) -> bool:
+    """Whether a segment's file is not there as a file (missing, or a folder in its place): damage, its
+    files redone. Any other failure (no permission, too many open files, an I/O error) says nothing of
+    the segment, which is kept."""
+    return exc.errno in _GONE
+
+
+def chunk_numbers_past(arrays: dict[str, np.ndarray], n: int) -> str | None:
+    """Why the chunk numbers of a segment of ``n`` chunks (its postings' and its names') are not all among
+    its chunks, or None."""
+    for name in ("docs", "dchunks"):
+        got = arrays.get(name)
+        if got is None:
+            return f"no {name} array"
+        if len(got) and int(got.max()) >= n:
+            return f"{name} name chunk {int(got.max())} of a segment of {n}"
     return None
 
 
@@ -505,7 +544,11 @@ class Segment:
             with open(folder / "chunks.bin", "rb") as fh:
                 size = os.fstat(fh.fileno()).st_size
                 self._blob: mmap.mmap | bytes = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-        except (OSError, ValueError, TypeError, KeyError) as exc:
+        except OSError as exc:
+            if not gone(exc):  # the folder's fault, not the segment's: it is kept, and one line says why
+                raise CacheIOError(f"could not read the index in {folder.parent}: {exc.strerror or exc}") from None
+            raise CacheError(f"segment {folder.name} unreadable ({exc})", folder) from None
+        except (ValueError, TypeError, KeyError) as exc:
             raise CacheError(f"segment {folder.name} unreadable ({exc})", folder) from None
         self.vectors: np.ndarray = arr["vectors"]  # float16, or int8 codes in a compact segment
         self.vscale: np.ndarray = arr["vscale"]
@@ -586,13 +629,25 @@ class Segment:
             found = [run for run in runs if run is not None]
             for name in ("docs", "tfs"):
                 self._pages.ask_long_runs(self._spans[name][0], getattr(self, name).itemsize, found)
-        return [None if run is None else (self.docs[run[0] : run[1]], self.tfs[run[0] : run[1]]) for run in runs]
+        out = [None if run is None else (self.docs[run[0] : run[1]], self.tfs[run[0] : run[1]]) for run in runs]
+        for got in out:
+            if got is not None:
+                self._check_ids(got[0], "postings")
+        return out
 
     def defining(self, key: int) -> np.ndarray:
         k = np.uint64(key)
         lo = int(np.searchsorted(self.dkeys, k, side="left"))
         hi = int(np.searchsorted(self.dkeys, k, side="right"))
-        return self.dchunks[lo:hi]
+        return self._check_ids(self.dchunks[lo:hi], "names")
+
+    def _check_ids(self, ids: np.ndarray, what: str) -> np.ndarray:
+        """``ids``, once each is one of this segment's chunks: damaged postings (a bit flipped on disk) name
+        chunks past the end, which failed a search with an IndexError, or scored chunks that are not there.
+        Checked as read, not on opening: a large store's search reads a few pages of its postings."""
+        if len(ids) and int(ids.max()) >= self.n:
+            raise CacheError(f"segment {self.name}: its {what} name chunk {int(ids.max())} of {self.n}", self.folder)
+        return ids
 
     def blob(self, off: int, length: int) -> bytes:
         data = self._blob[off : off + length]

@@ -18,7 +18,7 @@ import numpy as np
 
 from codepith.chunks.chunk import Chunk
 from codepith.store import segment as seg
-from codepith.store.layout import CacheError
+from codepith.store.layout import CacheError, ManifestError
 from codepith.store.manifest import Store
 
 term_key = seg.term_key
@@ -47,10 +47,13 @@ class View:
         being built again (0.1-0.15 s for the kernel, and then a new corpus as long)."""
         for attempt in range(3):  # a merge may retire a segment between reading the manifest and mapping it
             with store.snapshot() as (meta, segs, files):
-                self.generation = int(meta.get("generation", "0"))
-                self.complete = meta.get("complete") == "1"
-                self.walk_skipped = json.loads(meta.get("walk_skipped", "null") or "null")
-                self.refreshed_at = float(meta.get("refreshed_at", "0") or 0)
+                try:
+                    self.generation = int(meta.get("generation", "0"))
+                    self.complete = meta.get("complete") == "1"
+                    self.walk_skipped = json.loads(meta.get("walk_skipped", "null") or "null")
+                    self.refreshed_at = float(meta.get("refreshed_at", "0") or 0)
+                except ValueError as exc:  # bytes flipped in a value SQLite does not check
+                    raise ManifestError(f"manifest unreadable ({exc})", store.folder) from None
             key = (tuple((name, n) for name, n, _sums in segs), files)
             self.reused = previous is not None and previous._key == key
             if self.reused:
@@ -80,7 +83,7 @@ class View:
         self._rows = files
         self._segment_of = index
         if not {r[1] for r in files} <= index.keys():
-            raise CacheError("a file refers to a segment the manifest does not hold")
+            raise ManifestError("a file refers to a segment the manifest does not hold", store.folder)
         counts = np.fromiter((r[3] for r in files), np.int64, len(files))
         first_of = {name: int(base[i]) for name, i in index.items()}  # plain ints: no numpy scalar per row
         starts = np.fromiter((first_of[r[1]] + r[2] for r in files), np.int64, len(files))
@@ -90,7 +93,7 @@ class View:
         # physical position of each logical chunk
         self.perm = np.repeat(starts - self.file_start[:-1], counts) + np.arange(self.n, dtype=np.int64)
         if np.any(self.perm >= self.n_physical):
-            raise CacheError("a file's chunks lie outside its segment")
+            raise ManifestError("a file's chunks lie outside its segment", store.folder)
         self.identity = self.n == self.n_physical and bool(np.all(self.perm == np.arange(self.n)))
         self.file_of_chunk = np.repeat(np.arange(len(files), dtype=np.int32), counts)
         self.base = base
@@ -107,7 +110,8 @@ class View:
         row = self._rows[f]
         got = self._opened.chunks(self.segments[self._segment_of[row[1]]], self.files[f], int(row[5]), int(row[6]))
         if len(got) != self.file_start[f + 1] - self.file_start[f]:
-            raise CacheError(f"chunk count of {self.files[f]} does not match the manifest")
+            folder = self.segments[self._segment_of[row[1]]].folder
+            raise CacheError(f"chunk count of {self.files[f]} does not match the manifest", folder)
         return got
 
     def chunk(self, i: int) -> Chunk:
@@ -279,7 +283,7 @@ def _largest(values: np.ndarray, k: int, step: int = 64) -> np.ndarray:
 def _head_scores(s: seg.Segment, qv: np.ndarray, buf: np.ndarray) -> np.ndarray:
     """A segment's estimates: its head's columns times the query's same dimensions."""
     if s.head is None or s.hdims is None:
-        raise CacheError(f"segment {s.name} has no head")
+        raise CacheError(f"segment {s.name} has no head", s.folder)
     return _streamed(s.head, qv[s.hdims.astype(np.intp)], buf)
 
 

@@ -208,11 +208,15 @@ def _is_dir(path: str) -> bool:
 def cmd_index(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     index = _open_index(args, args.paths)
+    if args.verify:
+        index.verify(progress=_progress_printer("indexing", 1))
     for root, stats in zip(index.roots, index.last_stats, strict=True):
         reason = index.rebuilt.get(str(root))
         shown = show_name(str(root))  # a folder name may hold a newline, which would forge a report line
         if reason:
             print(f"{shown}: cached index unusable ({reason}); rebuilt")
+        elif args.verify:
+            print(f"{shown}: verified: every byte of the index matches its checksums")
         print(
             f"{shown}: {stats.files} files, {stats.chunks} chunks "
             f"(added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged})"
@@ -494,6 +498,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     i = sub.add_parser("index", help="build or refresh the index of PATHs and report what was done")
     i.add_argument("paths", nargs="*", metavar="PATH", help="folders or https:// git URLs (default: .)")
+    i.add_argument(
+        "--verify",
+        action="store_true",
+        help="read every byte of the index against its checksums and redo what is damaged (a normal look "
+        "compares sizes only)",
+    )
     index_opts(i)
     i.set_defaults(func=cmd_index)
 
