@@ -276,7 +276,7 @@ def main() -> int:
             }
             if b["rc"] != 0:
                 print(b["err"], file=sys.stderr)
-            idx = next((work / "cache" / "indexes").iterdir())
+            idx = next(p for p in (work / "cache" / "indexes").iterdir() if p.is_dir())  # not CACHEDIR.TAG
             results["disk"] = folder_bytes(idx)
             save()
         if "search" not in skip:
@@ -378,7 +378,7 @@ def main() -> int:
             outs = [p.communicate() for p in procs]
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu2 = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-            indexes = list((work / "cache-two" / "indexes").iterdir())
+            indexes = [p for p in (work / "cache-two" / "indexes").iterdir() if p.is_dir()]
             results["pair"] = {
                 "repo": args.pair,
                 "cpu_one": one["cpu"],
