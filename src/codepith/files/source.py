@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,3 +87,13 @@ class WalkResult:
     skipped_paths: dict[str, str] = field(default_factory=dict)  # rel -> reason of each entry in ``skipped``
     linked: tuple[str, ...] = ()  # root-relative ends of the symlinks met (the links and their targets)
     pruned: set[str] = field(default_factory=set)  # folders not entered: nothing inside them can matter
+
+
+def identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(device, inode) of what ``path`` names now, None when nothing: whether a path still leads to the
+    folder or file opened before (a root moved away and made again, an index removed and rebuilt)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino

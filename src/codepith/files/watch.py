@@ -27,6 +27,8 @@ import threading
 import time
 from typing import Any
 
+from .source import identity
+
 log = logging.getLogger("codepith")
 
 BARRIER_SECONDS = 2.0  # the sentinel not through by then (an overloaded machine): check the tree instead
@@ -60,7 +62,7 @@ class TreeWatcher:
             from watchfiles._rust_notify import RustNotify
 
             self._folder = tempfile.mkdtemp(prefix="codepith-watch-")
-            self._root_id = _identity(self.root)
+            self._root_id = identity(self.root)
             self._notify = RustNotify([self.root, self._folder], False, False, 0, True, True)
         except Exception as exc:  # noqa: BLE001 - any failure means: check the tree instead
             log.warning("cannot watch %s (%s); checking the files before each search instead", self.root, exc)
@@ -85,7 +87,7 @@ class TreeWatcher:
                 return None
             try:
                 moved = self._drain()
-                if _identity(self.root) != self._root_id:
+                if identity(self.root) != self._root_id:
                     # Not the folder watched: a folder above the root was moved away (its watches went with
                     # it, sending no event for the root) and the path made again, or the root replaced.
                     self._lost_root = True
@@ -113,7 +115,7 @@ class TreeWatcher:
     def _rewatch(self) -> None:
         """After the root itself went: a backend on the folder now at its path, or none until there is
         one (the backend does not fail on a missing path; it would watch nothing)."""
-        now = _identity(self.root)  # before the backend starts: a swap in between is caught by the next look
+        now = identity(self.root)  # before the backend starts: a swap in between is caught by the next look
         if now is not None and os.path.isdir(self.root) and self._open():
             self._lost_root = False
             self._root_id = now
@@ -204,13 +206,6 @@ class TreeWatcher:
 
     stop = close
 
-
-def _identity(path: str) -> tuple[int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_dev, info.st_ino
 
 
 def watch_tree(root: str | os.PathLike[str]) -> TreeWatcher | None:

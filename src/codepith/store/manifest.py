@@ -25,6 +25,7 @@ from typing import Any, Concatenate, NamedTuple, ParamSpec, TypeVar
 
 from filelock import FileLock, Timeout
 
+from codepith.files.source import identity
 from codepith.store import segment as seg
 from codepith.store.layout import FORMAT_VERSION, CacheError, CacheIOError, ManifestError
 from codepith.store.opened import OpenSegments
@@ -168,7 +169,7 @@ class Store:
         self._owned_lock = FileLock(str(folder / "build.lock"))
         self._owned_mutex = threading.RLock()
         self._owned_con = self._connect()
-        self._manifest = _file_id(folder / "manifest.sqlite")  # the manifest file the connection has open
+        self._manifest = identity(folder / "manifest.sqlite")  # the manifest file the connection has open
         self.epoch = 0  # how many times the manifest was found replaced and opened again (``reopen``)
         self._rows: dict[str, list[tuple[Any, ...]]] = {}  # segment -> its live file rows (_live_rows)
         self.vectors = VectorCache()  # float32 copies of segment vectors, shared by this store's views
@@ -257,7 +258,7 @@ class Store:
         """Whether the manifest at this folder's path is no longer the file this store has open: the index
         was removed (``codepith clear``, the cache folder deleted) and maybe built again by another process.
         Writing on would go to a deleted file, each process taking the other's segments for debris."""
-        return _file_id(self.folder / "manifest.sqlite") != self._manifest
+        return identity(self.folder / "manifest.sqlite") != self._manifest
 
     def reopen(self) -> None:
         """Open the manifest now at the folder's path (made afresh, empty, when there is none)."""
@@ -268,7 +269,7 @@ class Store:
                 raise write_error(self.folder, exc) from exc
             con = self._connect()
             old, self._owned_con = self._owned_con, con
-            self._manifest = _file_id(self.folder / "manifest.sqlite")
+            self._manifest = identity(self.folder / "manifest.sqlite")
             self._rows = {}
             self.epoch += 1
             try:
@@ -453,13 +454,6 @@ class Store:
         finally:
             self._lock.release()
 
-
-def _file_id(path: Path) -> tuple[int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_dev, info.st_ino
 
 
 def _changed_fresh(con: sqlite3.Connection, fresh: Any) -> list[tuple[str, str]]:
