@@ -166,16 +166,21 @@ def test_a_manifest_that_may_not_be_read_is_never_reset(tmp_path: Path, model, m
     assert _segments(folder) == before and st.file_count() == 12
 
 
+def _behind_its_back(root: Path, model, sql: str) -> None:  # type: ignore[no-untyped-def]
+    """Run ``sql`` on the index's manifest from another connection, as another process would."""
+    con = sqlite3.connect(_folder(root, model) / "manifest.sqlite")
+    con.execute(sql)
+    con.commit()
+    con.close()
+
+
 def test_a_commit_that_misses_a_row_it_changes_rolls_back_and_repairs(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
     """A file's row gone from the manifest behind this process's back: its stat update found nothing to
     change and was committed anyway, so the file was in no generation again, and never searched."""
     root = tmp_path / "repo"
     _repo(root)
     index = codepith.Index.from_path(root, model=model)
-    con = sqlite3.connect(_folder(root, model) / "manifest.sqlite")
-    con.execute("DELETE FROM files WHERE rel = CAST('m4.py' AS BLOB)")
-    con.commit()
-    con.close()
+    _behind_its_back(root, model, "DELETE FROM files WHERE rel = CAST('m4.py' AS BLOB)")
     os.utime(root / "m4.py")  # touched, the same content: a stat update of its row
     index.refresh()
     assert _found(index, "function_number_4") == ["m4.py"]
@@ -188,10 +193,7 @@ def test_a_commit_that_misses_a_meta_row_rolls_back_and_rebuilds(tmp_path: Path,
     root = tmp_path / "repo"
     _repo(root)
     index = codepith.Index.from_path(root, model=model)
-    con = sqlite3.connect(_folder(root, model) / "manifest.sqlite")
-    con.execute("DELETE FROM meta WHERE key = 'generation'")
-    con.commit()
-    con.close()
+    _behind_its_back(root, model, "DELETE FROM meta WHERE key = 'generation'")
     write(root, {"m1.py": "def function_number_1(x):\n    return x - 1\n"})
     index.refresh()
     assert _found(index, "function_number_1") == ["m1.py"] and index._stores[0].file_count() == 12
