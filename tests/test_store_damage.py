@@ -350,3 +350,30 @@ def test_index_verify_finds_a_byte_flipped_in_place(tmp_path: Path, model, capsy
     assert ": 12 files," in out and seg_name not in _segments(folder)
     assert main(["index", "--verify", str(root)]) == 0
     assert "verified: every byte of the index matches its checksums" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["search", "function_number_2", "-k", "1"], ["index"]])
+def test_a_command_under_a_lock_says_so_once(tmp_path: Path, model, monkeypatch, capsys, caplog, argv) -> None:  # type: ignore[no-untyped-def]
+    """The first look of a new Index whose write fails (a lock held past the wait) warns once, not from
+    both the opening and the look."""
+    from codepith.store import manifest
+    from codepith.surfaces.cli import main
+
+    root = tmp_path / "repo"
+    _repo(root)
+    codepith.Index.from_path(root, model=model)
+    folder = _folder(root, model)
+    monkeypatch.setattr(manifest, "_BUSY_SECONDS", 0.2)
+    write(root, {"m1.py": "def function_number_1(x):\n    return x - 1\n"})
+    holder = sqlite3.connect(folder / "manifest.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        caplog.clear()
+        capsys.readouterr()
+        main([argv[0], *argv[1:2], str(root), *argv[2:]])
+        said = "\n".join(_said(capsys.readouterr().err, caplog))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert said.count("as last written") == 1, said
+
