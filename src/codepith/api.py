@@ -4,26 +4,40 @@ from __future__ import annotations
 
 import logging
 import os
+import posixpath
 import re
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import wraps
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 from codepith.chunks.chunk import Chunk
 from codepith.chunks.lines import numbered_lines
-from codepith.errors import CodepithError, PathError
+from codepith.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    PathError,
+    flag,
+    path_argument,
+    shown,
+    text_argument,
+    whole_number,
+)
 from codepith.files.explain import explain_empty, explain_hidden
 from codepith.files.names import show_name
-from codepith.files.source import SkipReport
+from codepith.files.source import SkipReport, check_in_place
 from codepith.files.types import CONTENT_TYPES
+from codepith.files.walk import max_file_bytes_limit
 from codepith.files.watch import TreeWatcher, watch_tree
 from codepith.index import build
 from codepith.index.corpus import Corpus, CorpusPart
 from codepith.index.repo import RepoData
-from codepith.limits import MAX_TOP_K
+from codepith.limits import MAX_LINE, MAX_TOP_K
 from codepith.memory import prefer_small_pages
 from codepith.model.loader import StaticModel, load_model
 from codepith.search import engine
@@ -87,18 +101,64 @@ class IndexStatus:
     notes: tuple[str, ...] = ()  # why (nearly) nothing was indexed: the ignore file, line and rule
 
 
-def _check_top_k(top_k: int) -> None:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-        raise CodepithError(f"top_k must be a whole number from 1 to {MAX_TOP_K}, got {top_k!r}")
+def _check_top_k(top_k: object) -> int:
+    return whole_number("top_k", top_k, 1, MAX_TOP_K)
+
+
+def _check_line(line: object) -> int:
+    return whole_number("line", line, 1, MAX_LINE)
+
+
+def _check_query(query: object) -> str:
+    """A query to search: a str holding a word (bytes, None, a list refused in one line)."""
+    text = text_argument("query", query)
+    if not text.strip():
+        raise ArgumentError("empty query")
+    return text
 
 
 def check_root(path: str | os.PathLike[str]) -> Path:
-    p = Path(path).expanduser()
-    if not p.exists():
-        raise PathError(f"no such directory: {path}")
-    if not p.is_dir():
-        raise PathError(f"not a directory: {path} (give the folder to search)")
-    return p.resolve()
+    raw = path_argument("path", path)
+    name = show_name(raw, limit=200)
+    if not raw.strip():
+        raise ArgumentError("empty path; give the folder to search ('.' for this one)")
+    try:
+        p = Path(raw).expanduser()
+        if not p.exists():
+            raise PathError(f"no such directory: {name}")
+        if not p.is_dir():
+            raise PathError(f"not a directory: {name} (give the folder to search)")
+        return p.resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # a name too long, a NUL, a symlink loop
+        raise PathError(f"cannot open {name}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _outer_roots(roots: list[Path]) -> list[Path]:
+    """``roots`` less those inside another root (each file is indexed once), with a warning for each."""
+    kept: list[Path] = []
+    for root in roots:
+        outer = next((o for o in roots if o != root and root.is_relative_to(o)), None)
+        if outer is None:
+            kept.append(root)
+        else:
+            log.warning("%s is inside %s; indexing it once, as part of %s", root, outer, outer)
+    return kept
+
+
+def _check_paths(paths: object) -> list[str | os.PathLike[str]]:
+    """The folders of ``Index(paths)``: a list or other iterable of them; one bare path is refused (a
+    str iterated is its characters, and ``"/"`` among them is the whole disk)."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        raise ArgumentTypeError(
+            f"paths must be a list of folders, got one {type(paths).__name__}; use Index.from_path for a single folder"
+        )
+    try:
+        out = list(paths)  # type: ignore[call-overload]
+    except TypeError:
+        raise ArgumentTypeError(f"paths must be a list of folders, got {type(paths).__name__}") from None
+    if not out:
+        raise PathError("no path to index")
+    return out
 
 
 def _prefixes(roots: Sequence[Path]) -> list[str]:
@@ -128,6 +188,34 @@ def _stop_watching(watchers: Sequence[TreeWatcher | None]) -> None:
             w.stop()
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_LIVE: weakref.WeakSet[Index] = weakref.WeakSet()  # every Index of this process, for the fork hook below
+
+
+def _locked(method: Callable[Concatenate[Index, _P], _R]) -> Callable[Concatenate[Index, _P], _R]:
+    """One call at a time on an Index: its records, stores and corpus change under a refresh, so two
+    threads searching one index (a web server's workers) would read a dict while the other changes it."""
+
+    @wraps(method)
+    def call(self: Index, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return call
+
+
+def _renew_locks() -> None:
+    """In a forked child: a lock another thread of the parent held at the fork stays held in the child
+    for ever; each index gets a fresh one (the child has only the forking thread)."""
+    for index in list(_LIVE):
+        index._lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_locks)
+
+
 class Index:
     """A searchable index over one or more folders, kept fresh against the files on disk.
 
@@ -152,14 +240,27 @@ class Index:
         background_save: bool = False,
         watch: bool | None = None,
     ) -> None:
-        if content not in CONTENT_TYPES:
-            raise CodepithError(f"unknown content type {content!r}; choose one of {', '.join(CONTENT_TYPES)}")
-        if not paths:
-            raise PathError("no path to index")
+        # Every argument is checked here, before anything is read or built: a mistake is one line now,
+        # not a traceback from deep inside a build.
+        if not isinstance(content, str) or content not in CONTENT_TYPES:
+            raise ArgumentError(f"unknown content type {shown(content)}; choose one of {', '.join(CONTENT_TYPES)}")
+        if watch is not None:
+            flag("watch", watch)
+        flag("use_cache", use_cache)
+        flag("background_save", background_save)
+        if progress is not None and not callable(progress):
+            raise ArgumentTypeError(f"progress must be a function of (done, total), got {type(progress).__name__}")
+        if max_file_bytes is not None:
+            max_file_bytes = max_file_bytes_limit(max_file_bytes)
+        if cache_dir is not None:
+            cache_dir = path_argument("cache_dir", cache_dir)
+        if model is not None and not isinstance(model, StaticModel):
+            model = path_argument("model", model)
+        folders = _check_paths(paths)
+        self._lock = threading.RLock()  # see _locked
+        _LIVE.add(self)
         prefer_small_pages()  # before the index's first large array (forked workers inherit it)
-        roots = [check_root(p) for p in paths]
-        if len(set(roots)) != len(roots):
-            roots = list(dict.fromkeys(roots))
+        roots = _outer_roots(list(dict.fromkeys(check_root(p) for p in folders)))
         self.roots = roots
         self.content = content
         # Deferred: an index that is already current (or that another process is building) never needs the
@@ -201,6 +302,8 @@ class Index:
                 build.reap(check)
             raise
         self._generations: list[tuple[int, int]] = []  # (store epoch, generation) per root, as opened
+        self._gone: set[int] = set()  # roots of several whose folder is gone: left out until it is back
+        self._live: list[int] = []  # the roots the open corpus holds, in its parts' order
         self._corpus: Corpus | None = None
         # A long-lived caller asks to watch the tree: each refresh then looks only at the paths that
         # moved (watchers start before the first look, so nothing in between is missed).
@@ -291,6 +394,7 @@ class Index:
         """True while every root is watched, so a refresh costs what changed rather than the tree size."""
         return all(w is not None and w.alive for w in self._watchers)
 
+    @_locked
     def refresh(
         self, progress: build.Progress | None = None, *, full: bool = False, wait: bool | None = None
     ) -> list[build.RefreshStats]:
@@ -300,11 +404,17 @@ class Index:
         tree anyway); an unwatched one, or one whose watcher failed, checks every file's stat.
         While another process builds one of these indexes, ``wait=None`` searches its last complete
         generation (and waits only when none exists yet); ``wait=True`` waits for the build to finish."""
+        if progress is not None and not callable(progress):
+            raise ArgumentTypeError(f"progress must be a function of (done, total), got {type(progress).__name__}")
+        flag("full", full)
+        if wait is not None:
+            flag("wait", wait)
         try:
             return self._refresh(progress, wait, full_check=False, full=full)
         except CacheError as exc:
             return self._repair(exc, progress)
 
+    @_locked
     def verify(self, progress: build.Progress | None = None) -> list[build.RefreshStats]:
         """Read every byte of each index against its checksums (and every chunk number its postings hold),
         drop what is damaged and redo its files, then refresh. A quick look only compares sizes, so a byte
@@ -365,6 +475,16 @@ class Index:
         quick check, started already (``build.start_quick_check``); ``first``: this process's first look
         (which checks every file's stat even when a watcher runs: it saw nothing from before it started)."""
         data, st = self._data[i], self._stores[i]
+        check_in_place(data.root)  # a root replaced by a link is never followed out of the folder opened
+        if len(self._data) > 1 and not os.path.isdir(data.root):
+            others = [d.root for j, d in enumerate(self._data) if j != i and j not in self._gone]
+            if any(os.path.isdir(r) for r in others):  # the rest is searched; status and notes name this one
+                if i not in self._gone:
+                    log.warning("%s is gone; searching the other folders without it", data.root)
+                self._gone.add(i)
+                build.reap(checking)
+                return build.kept(data)
+        self._gone.discard(i)
         watcher = self._watchers[i]
         moved = None if watcher is None else watcher.take()
         if i in self._unsettled:  # watched since the last look: this one checks the stats (see above)
@@ -413,19 +533,22 @@ class Index:
     def _reopen(self) -> None:
         """A new corpus over the stores' views when any root committed a new generation (or none is open)."""
         generations = [(st.epoch, d.generation) for st, d in zip(self._stores, self._data, strict=True)]
-        if self._corpus is None or generations != self._generations:
+        live = [i for i in range(len(self._stores)) if i not in self._gone]  # a root gone is left out
+        if self._corpus is None or generations != self._generations or live != self._live:
             prefixes = _prefixes(self.roots)
-            old: list[View | None] = [p.view for p in self._corpus.parts] if self._corpus is not None else []
-            if len(old) != len(self._stores):
-                old = [None] * len(self._stores)
-            views = [View(st, prev) for st, prev in zip(self._stores, old, strict=True)]
-            if self._corpus is not None and all(v.reused for v in views):  # only stamps were renewed
-                self._generations = generations
+            old: dict[int, View] = {}
+            if self._corpus is not None:
+                old = dict(zip(self._live, (p.view for p in self._corpus.parts), strict=True))
+            views = [View(self._stores[i], old.get(i)) for i in live]
+            if self._corpus is not None and live == self._live and all(v.reused for v in views):
+                self._generations = generations  # only stamps were renewed
                 return
             self._corpus = Corpus(
-                [CorpusPart(v, p) for v, p in zip(views, prefixes, strict=True)], self.model.info.dims, self._corpus
+                [CorpusPart(v, prefixes[i]) for v, i in zip(views, live, strict=True)],
+                self.model.info.dims,
+                self._corpus,
             )
-            self._generations = generations
+            self._generations, self._live = generations, live
 
     def _repair(self, exc: CacheError, progress: build.Progress | None = None) -> list[build.RefreshStats]:
         """A segment turned out damaged while reading: verify every byte, drop what is bad, redo its files.
@@ -446,12 +569,19 @@ class Index:
                 self.rebuilt[self._data[i].root] = str(exc)
         return self._refresh(progress, True, full_check=False)
 
+    @_locked
     def close(self) -> None:
         """Stop watching (an index that is dropped stops watching too); later refreshes check the stats."""
         for w in self._watchers:
             if w is not None:
                 w.close()
         self._watchers[:] = [None] * len(self._watchers)  # in place: the finalizer holds this list
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def flush(self) -> None:
         """Kept for callers of the single-file cache: every commit is on disk when refresh returns."""
@@ -466,13 +596,13 @@ class Index:
     def chunks(self) -> list[Chunk]:
         return list(self.corpus.chunks)
 
+    @_locked
     def search(self, query: str, top_k: int = 10, *, mode: str = "hybrid", refresh: bool = True) -> list[SearchResult]:
-        if not query or not query.strip():
-            raise CodepithError("empty query")
-        if mode not in engine.MODES:
-            raise CodepithError(f"unknown mode {mode!r}; choose one of {', '.join(engine.MODES)}")
-        _check_top_k(top_k)
-        if refresh:
+        query = _check_query(query)
+        if not isinstance(mode, str) or mode not in engine.MODES:
+            raise ArgumentError(f"unknown mode {shown(mode)}; choose one of {', '.join(engine.MODES)}")
+        top_k = _check_top_k(top_k)
+        if flag("refresh", refresh):
             self.refresh()
         try:
             return engine.search(self.corpus, self.model, query, top_k, mode=mode)
@@ -480,11 +610,12 @@ class Index:
             self._repair(exc)
             return engine.search(self.corpus, self.model, query, top_k, mode=mode)
 
+    @_locked
     def confidence(self, query: str) -> Confidence:
         """How much to trust a search for ``query`` (see ``Confidence``); cheap next to the search."""
         from codepith.search.query import parse_query
 
-        query = bound_query(query)[0]  # judged on what was searched, at the search's bounded cost
+        query = bound_query(_check_query(query))[0]  # judged on what was searched, at the search's bounded cost
         corpus = self.corpus
         parsed = parse_query(query)
         total = max(len(corpus), 1)
@@ -499,10 +630,12 @@ class Index:
             best = float(dense.max()) if dense.size else 0.0
         return Confidence(tuple(dict.fromkeys(matched)), best, judged=bool(parsed.terms))
 
+    @_locked
     def find_related(self, file_path: str, line: int, top_k: int = 5, *, refresh: bool = True) -> list[SearchResult]:
         """Chunks most like the one at ``file_path:line`` (itself excluded)."""
-        _check_top_k(top_k)
-        if refresh:
+        top_k = _check_top_k(top_k)
+        line = _check_line(line)
+        if flag("refresh", refresh):
             self.refresh()
         try:
             return engine.related(self.corpus, self._chunk_index(file_path, line), top_k)
@@ -510,39 +643,55 @@ class Index:
             self._repair(exc)
             return engine.related(self.corpus, self._chunk_index(file_path, line), top_k)
 
+    @_locked
     def chunk_at(self, file_path: str, line: int) -> Chunk:
         """The indexed chunk that holds ``file_path:line`` (a result path, a root-relative or an absolute path)."""
+        line = _check_line(line)
         return self.corpus.chunks[self._chunk_index(file_path, line)]
 
-    def _chunk_index(self, file_path: str, line: int) -> int:
+    def _indexed_path(self, file_path: object) -> str:
+        """``file_path`` (a str or ``os.PathLike``: a result path, a root-relative or an absolute path) as
+        the corpus names it; every spelling of one file (``./a.py``, ``pkg//a.py``, its absolute path) is
+        the same name. A path the index does not hold comes back as given (its lookups find nothing)."""
+        raw = path_argument("file_path", file_path)
+        rel = raw.replace(os.sep, "/")
         corpus = self.corpus
-        rel = file_path.replace(os.sep, "/")
-        if rel.startswith("./"):
-            rel = rel[2:]
-        if not corpus.chunk_indices(rel):
-            abs_try = Path(file_path)
-            if abs_try.is_absolute():
-                for root, prefix in zip(self.roots, _prefixes(self.roots), strict=True):
-                    try:
-                        rel = prefix + abs_try.resolve().relative_to(root).as_posix()
-                        break
-                    except ValueError:
-                        continue
+        if corpus.chunk_indices(rel) or not rel:
+            return rel
+        if not rel.startswith("/"):
+            tidy = posixpath.normpath(rel)
+            return tidy if corpus.chunk_indices(tidy) else rel
+        try:
+            real = Path(raw).resolve()
+        except (OSError, RuntimeError, ValueError):
+            return rel
+        for root, prefix in zip(self.roots, _prefixes(self.roots), strict=True):
+            if real.is_relative_to(root):
+                return prefix + real.relative_to(root).as_posix()
+        return rel
+
+    def _chunk_index(self, file_path: object, line: int) -> int:
+        corpus = self.corpus
+        rel = self._indexed_path(file_path)
         idxs = corpus.chunk_indices(rel)
         if not idxs:
-            raise PathError(f"not in the index: {file_path}")
+            raise PathError(f"not in the index: {show_name(rel, limit=200)}")
         at = corpus.chunk_at(rel, line)
         if at is None:
             last = max(corpus.chunks[i].end_line for i in idxs)
-            raise PathError(f"line {line} is outside the indexed chunks of {rel} (1-{last})")
+            raise PathError(f"line {line} is outside the indexed chunks of {show_name(rel, limit=200)} (1-{last})")
         return at
 
+    @_locked
     def status(self) -> IndexStatus:
         langs: dict[str, int] = {}
         skipped = SkipReport()
         fallbacks = SkipReport()
         files = 0
-        for data in self._data:
+        gone = self._roots_gone()
+        for i, data in enumerate(self._data):
+            if i in gone:  # its records are of files no longer there
+                continue
             skipped.merge(data.skipped())
             fallbacks.merge(data.fallbacks())
             for rec in data.files.values():
@@ -555,7 +704,7 @@ class Index:
             model=self.model.info.name,
             model_digest=self.model.info.digest,
             files=files,
-            chunks=len(self.corpus),
+            chunks=len(self.corpus) if len(gone) < len(self.roots) else 0,
             languages=dict(sorted(langs.items(), key=lambda kv: -kv[1])),
             skipped=skipped,
             refreshed_at=max((d.refreshed_at for d in self._data), default=0.0),
@@ -563,13 +712,28 @@ class Index:
             notes=(
                 *self._per_root(lambda data, files: explain_hidden(data.walk_hidden, files)),
                 *(f"{root}: not saved in the index cache ({why})" for root, why in self.unsaved.items()),
+                *self._gone_notes(gone),
             ),
         )
+
+    def _roots_gone(self) -> set[int]:
+        """The roots whose folder is gone now; with others still there, the corpus leaves them out from
+        here (``status`` is not stale for a root deleted since the last search)."""
+        gone = {i for i, root in enumerate(self.roots) if not os.path.isdir(root)}
+        if gone != self._gone and len(gone) < len(self.roots) and self._corpus is not None:
+            self._gone = gone
+            self._reopen()
+        return gone
+
+    def _gone_notes(self, gone: set[int]) -> list[str]:
+        return [f"{self.roots[i]}: the folder is gone; its files are left out until it is back" for i in sorted(gone)]
 
     def _per_root(self, explain: Callable[[RepoData, int], list[str]]) -> list[str]:
         """Explanation lines of every root, each prefixed with its root when there are several."""
         out: list[str] = []
-        for root, data in zip(self.roots, self._data, strict=True):
+        for i, (root, data) in enumerate(zip(self.roots, self._data, strict=True)):
+            if i in self._gone:
+                continue
             files = sum(1 for r in data.files.values() if not r.skip)
             lines = explain(data, files)
             if lines and len(self.roots) > 1:
@@ -577,14 +741,16 @@ class Index:
             out.extend(lines)
         return out
 
+    @_locked
     def search_notes(self, query: str) -> list[str]:
         """What a person should know about a search besides its results: the query was cut to
         ``MAX_QUERY_CHARS``, the index could not be brought up to date (a full disk, another process
         updating it), or the index is empty (and why: the ignore rule, the skip reasons)."""
         notes: list[str] = []
-        _, cut = bound_query(query)
+        _, cut = bound_query(text_argument("query", query))
         if cut:
             notes.append(cut)
+        notes.extend(self._gone_notes(self._gone))
         for failed in self._write_failed:
             if failed is not None:
                 notes.append(f"the index could not be updated ({failed[1]}); results are from the last one written")
@@ -602,6 +768,7 @@ class Index:
             notes.extend(why)
         return notes
 
+    @_locked
     def source_chars(self, results: Sequence[SearchResult]) -> int:
         """Characters of the distinct files behind these results: what reading them whole would cost."""
         corpus = self.corpus
@@ -616,6 +783,7 @@ class Index:
                     total += corpus.file_chars[f]
         return total
 
+    @_locked
     def file_lines(self, file_path: str) -> dict[int, str]:
         """A file's lines as indexed (a result path), by number; {} for a file the index does not hold.
 
@@ -623,12 +791,13 @@ class Index:
         files (never indexed) stay unread."""
         corpus = self.corpus
         lines: dict[int, str] = {}
-        for i in corpus.chunk_indices(file_path):
+        for i in corpus.chunk_indices(self._indexed_path(file_path)):
             chunk = corpus.chunk(i)
             for number, text in numbered_lines(chunk.start_line, chunk.end_line, chunk.content):
                 lines.setdefault(number, text)
         return lines
 
+    @_locked
     def enclosing(self, file_path: str, language: str, line: int) -> tuple[Definition, ...]:
         """The definitions around ``file_path:line`` (a result path), outermost first; () when unknown.
 
@@ -637,6 +806,7 @@ class Index:
         parsed = self._parsed(file_path, language)
         return parsed.enclosing(line) if parsed is not None else ()
 
+    @_locked
     def outline(self, path: str, *, focus: str | None = None, limit: int = 200) -> FileOutline | RepoMap:
         """A file's definitions, or for a folder ("." = everything) its most referenced definitions.
 
@@ -645,6 +815,10 @@ class Index:
         personalises the map: indexed file paths in it toward those files, its other words (a query)
         toward the files a search for them finds and the names that contain them.
         """
+        path = path_argument("path", path)
+        if focus is not None:
+            focus = text_argument("focus", focus)
+        limit = whole_number("limit", limit, 1)
         corpus = self.corpus
         rel = self._corpus_path(path)
         idxs = corpus.chunk_indices(rel) if rel else []
@@ -677,6 +851,7 @@ class Index:
         entries = map_entries(ranked, lambda p: self.definitions(p, languages.get(p, "")), limit)
         return RepoMap(path, tuple(entries), len({r.path for r in ranked}), len(ranked))
 
+    @_locked
     def definitions(self, file_path: str, language: str) -> tuple[Definition, ...]:
         """Every definition of an indexed file (a result path), parsed from disk; () when unknown."""
         parsed = self._parsed(file_path, language)
@@ -687,6 +862,7 @@ class Index:
         chunking fell back to line windows (a grammar that crashed or hung on it, a nest too deep) or that
         changed since is not parsed in this process, where a hang or a crash would take every caller."""
         root, rel = self.locate(file_path)
+        check_in_place(str(root))
         rec = self._data[self.roots.index(root)].files.get(rel)
         if rec is None or rec.skip is not None or rec.fallback is not None:
             return None
@@ -710,6 +886,7 @@ class Index:
                 candidates.append((root, raw[len(prefix) :] or "."))
         error: PathError | None = None
         for root, inner in candidates:
+            check_in_place(str(root))
             try:
                 _, rel = resolve_inside(root, inner)
             except PathError as exc:
@@ -717,10 +894,11 @@ class Index:
                 continue
             prefix = prefixes[self.roots.index(root)]
             return prefix + rel if rel != "." else prefix.rstrip("/")
-        raise error or PathError(f"not inside the indexed folders: {path}")
+        raise error or PathError(f"not inside the indexed folders: {show_name(path, limit=200)}")
 
     def locate(self, file_path: str) -> tuple[Path, str]:
         """(root, path relative to it) for a result path, undoing a multi-repository prefix."""
+        file_path = path_argument("file_path", file_path)
         prefixes = _prefixes(self.roots)
         for root, prefix in zip(self.roots, prefixes, strict=True):
             if prefix and file_path.startswith(prefix):

@@ -6,6 +6,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import PathError
+from .names import show_name
+
 
 @dataclass(frozen=True)
 class SourceFile:
@@ -97,3 +100,15 @@ def identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     except OSError:
         return None
     return info.st_dev, info.st_ino
+
+
+def check_in_place(root: str) -> None:
+    """Refuse a root (opened as its real path) that no longer resolves to itself: a symlink put in the
+    place of the folder, or of a folder above it, would lead every read and walk outside the folder the
+    operator gave. A root that is gone passes (its walk says so)."""
+    real = os.path.realpath(root)
+    if real != os.path.normpath(root):
+        raise PathError(
+            f"{show_name(root, limit=200)} is now a link to {show_name(real, limit=200)}; not reading outside the"
+            " folder opened (open the index again to search where it leads)"
+        )

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import CodepithError, PathError
+from ..errors import CodepithError, PathError, shown, whole_number
 from . import ignore
 from .build_output import BUILD_NAMES, build_output_reason, marker_tool
 from .ignore import IgnoreFile
@@ -39,18 +39,16 @@ MAX_EXPLAINED = 20_000  # ignored paths kept to name the exact rule that hid eac
 def max_file_bytes_limit(max_file_bytes: int | None = None) -> int:
     """The size limit: the argument, else ``$CODEPITH_MAX_FILE_BYTES``, else 1 MB."""
     if max_file_bytes is not None:
-        if max_file_bytes <= 0:
-            raise CodepithError(f"max file size must be a positive number of bytes, got {max_file_bytes}")
-        return max_file_bytes
+        return whole_number("max_file_bytes", max_file_bytes, 1)
     raw = os.environ.get(MAX_FILE_BYTES_ENV, "").strip()
     if not raw:
         return DEFAULT_MAX_FILE_BYTES
     try:
         value = int(raw.replace("_", ""))
     except ValueError:
-        raise CodepithError(f"{MAX_FILE_BYTES_ENV} must be a whole number of bytes, got {raw!r}") from None
+        raise CodepithError(f"{MAX_FILE_BYTES_ENV} must be a whole number of bytes, got {shown(raw)}") from None
     if value <= 0:
-        raise CodepithError(f"{MAX_FILE_BYTES_ENV} must be a positive number of bytes, got {raw!r}")
+        raise CodepithError(f"{MAX_FILE_BYTES_ENV} must be a positive number of bytes, got {shown(raw)}")
     return value
 
 

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from codepith.errors import ModelError
+from codepith.errors import ModelError, path_argument
+from codepith.files.names import show_name
 
 DEFAULT_MODEL_NAME = "codepith-minilm-256"
 ENV_VAR = "CODEPITH_MODEL"
@@ -493,6 +494,8 @@ def _word_piece(model: Any, spec: dict[str, Any]) -> _WordPiece | None:
 
 def resolve_model_spec(spec: str | None) -> str:
     """The model to use: the explicit spec, else $CODEPITH_MODEL, else the bundled default."""
+    if spec is not None:
+        spec = path_argument("model", spec)
     if spec is not None and spec.strip():
         return spec.strip()
     env = os.environ.get(ENV_VAR, "").strip()
@@ -522,14 +525,18 @@ def _load_uncached(spec: str, deferred: bool = False) -> StaticModel:
             raise ModelError(f"the bundled model '{DEFAULT_MODEL_NAME}' is missing from {DATA_DIR}")
         return _open_folder(DATA_DIR, DEFAULT_MODEL_NAME, deferred)
     path = Path(spec).expanduser()
-    if path.is_dir():
+    try:
+        is_dir, exists = path.is_dir(), path.exists()
+    except (OSError, ValueError):  # a name too long for a path, a NUL in it: no such folder
+        is_dir = exists = False
+    if is_dir:
         return _open_folder(path, _folder_name(path), deferred)
-    if path.exists():
-        raise ModelError(f"model path '{spec}' is not a folder (expected a model2vec model folder)")
+    if exists:
+        raise ModelError(f"model path '{_named(spec)}' is not a folder (expected a model2vec model folder)")
     if _HUB_ID.match(spec):
         return _open_folder(_fetch_from_hub(spec), spec, deferred)
     raise ModelError(
-        f"no model folder '{spec}' and it is not a Hugging Face id (owner/name); "
+        f"no model folder '{_named(spec)}' and it is not a Hugging Face id (owner/name); "
         f"omit --model to use the bundled default '{DEFAULT_MODEL_NAME}'"
     )
 
@@ -583,14 +590,14 @@ def _fetch_from_hub(repo_id: str) -> Path:
         from huggingface_hub import snapshot_download
     except ImportError:
         raise ModelError(
-            f"cannot fetch model '{repo_id}': huggingface_hub is not installed "
+            f"cannot fetch model '{_named(repo_id)}': huggingface_hub is not installed "
             f"(pip install 'codepith[hub]'); {hint}"
         ) from None
     try:
         folder = snapshot_download(repo_id=repo_id, allow_patterns=_HUB_FILES + _HUB_FILES_ST)
     except Exception:  # noqa: BLE001 - network, auth, missing repo, offline mode: all mean "not fetched"
         raise ModelError(
-            f"cannot fetch model '{repo_id}' from the Hugging Face hub (offline?); {hint}"
+            f"cannot fetch model '{_named(repo_id)}' from the Hugging Face hub (offline?); {hint}"
         ) from None
     return Path(folder)
 
@@ -610,7 +617,7 @@ def _find_layout(folder: Path) -> _Layout:
             "embedding.weight",
         )
     raise ModelError(
-        f"'{folder}' is not a model2vec model folder (needs model.safetensors and tokenizer.json)"
+        f"'{_named(folder)}' is not a model2vec model folder (needs model.safetensors and tokenizer.json)"
     )
 
 
@@ -624,20 +631,20 @@ def _load_folder(folder: Path, name: str) -> StaticModel:
     try:
         tensors = load_file(str(layout.weights))
     except (SafetensorError, OSError, ValueError) as err:
-        raise ModelError(f"cannot read model weights {layout.weights}: {_one_line(err)}") from None
+        raise ModelError(f"cannot read model weights {_named(layout.weights)}: {_one_line(err)}") from None
     try:
         tokenizer_text = layout.tokenizer.read_text(encoding="utf-8")
         tokenizer_spec = json.loads(tokenizer_text)
     except (OSError, ValueError) as err:
-        raise ModelError(f"cannot read tokenizer {layout.tokenizer}: {_one_line(err)}") from None
+        raise ModelError(f"cannot read tokenizer {_named(layout.tokenizer)}: {_one_line(err)}") from None
     if not isinstance(tokenizer_spec, dict):
-        raise ModelError(f"cannot read tokenizer {layout.tokenizer}: not a tokenizer's JSON object")
+        raise ModelError(f"cannot read tokenizer {_named(layout.tokenizer)}: not a tokenizer's JSON object")
     max_length = config.get("max_length", _DEFAULT_MAX_LENGTH)
     max_length = int(max_length) if isinstance(max_length, (int, float)) and max_length > 0 else None
     try:
         fast = _ascii_fast_path(tokenizer_spec, tokenizer_text)
     except (AttributeError, KeyError, TypeError, ValueError) as err:  # a spec of the wrong shape
-        raise ModelError(f"cannot read tokenizer {layout.tokenizer}: {_one_line(err)}") from None
+        raise ModelError(f"cannot read tokenizer {_named(layout.tokenizer)}: {_one_line(err)}") from None
     tokenizer: Any
     if fast is not None and fast.words is not None and fast.pieces is not None:
         # Python tokenises every ASCII text: the tokenizer waits until other text needs it
@@ -647,7 +654,7 @@ def _load_folder(folder: Path, name: str) -> StaticModel:
         try:
             tokenizer = Tokenizer.from_str(tokenizer_text)
         except Exception as err:  # noqa: BLE001 - tokenizers raises plain Exception for bad files
-            raise ModelError(f"cannot read tokenizer {layout.tokenizer}: {_one_line(err)}") from None
+            raise ModelError(f"cannot read tokenizer {_named(layout.tokenizer)}: {_one_line(err)}") from None
         _limit(tokenizer)
         if fast is not None:
             tokenizer.normalizer = None
@@ -655,11 +662,11 @@ def _load_folder(folder: Path, name: str) -> StaticModel:
 
     vectors = tensors.get(layout.embedding_key)
     if vectors is None or vectors.ndim != 2:
-        raise ModelError(f"{layout.weights} has no 2-D '{layout.embedding_key}' tensor")
+        raise ModelError(f"{_named(layout.weights)} has no 2-D '{layout.embedding_key}' tensor")
     vocab_size = _vocab_size(tokenizer, tokenizer_spec)
     rows = _token_rows(vectors, tensors.get("weights"), tensors.get("mapping"), vocab_size)
     if rows.n < vocab_size:
-        raise ModelError(f"model at {folder} has {rows.n} vectors for {vocab_size} tokens")
+        raise ModelError(f"model at {_named(folder)} has {rows.n} vectors for {vocab_size} tokens")
 
     digest = _digest(layout)
     info = ModelInfo(name=name, digest=digest, dims=int(vectors.shape[1]))
@@ -682,7 +689,7 @@ def _read_config(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise ModelError(f"cannot read model config {path}: {_one_line(err)}") from None
+        raise ModelError(f"cannot read model config {_named(path)}: {_one_line(err)}") from None
     return data if isinstance(data, dict) else {}
 
 
@@ -793,6 +800,11 @@ def _digest(layout: _Layout) -> str:
                     h.update(block)
         h.update(b"\0")
     return h.hexdigest()
+
+
+def _named(path: str | os.PathLike[str]) -> str:
+    """A model's name or path for an error line: one line, at most 200 characters."""
+    return show_name(os.fspath(path), limit=200)
 
 
 def _one_line(err: BaseException) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from codepith.errors import CodepithError
+from codepith.errors import text_argument, whole_number
 from codepith.search.query import bound_query
 from codepith.search.result import SearchResult
 
@@ -30,6 +30,8 @@ def result_to_dict(result: SearchResult, *, max_snippet_lines: int | None = None
         "end_line": chunk.end_line,
         "score": round(float(result.score), 4),
     }
+    if max_snippet_lines is not None:
+        max_snippet_lines = whole_number("max_snippet_lines", max_snippet_lines, 0)
     if max_snippet_lines != 0:
         text = _snippet(chunk.content, max_snippet_lines)
         if text.strip():
@@ -48,8 +50,9 @@ def results_to_json(
 
     ``max_snippet_lines``: None = whole chunk, 0 = location only (no ``content`` key), N = first N lines.
     """
-    if max_snippet_lines is not None and max_snippet_lines < 0:
-        raise CodepithError("max_snippet_lines must be None or 0 or more")
+    if max_snippet_lines is not None:
+        max_snippet_lines = whole_number("max_snippet_lines", max_snippet_lines, 0)
+    query = text_argument("query", query)
     out: dict[str, Any] = {
         "query": bound_query(query)[0],  # the text searched (a very long query is cut)
         "results": [result_to_dict(r, max_snippet_lines=max_snippet_lines) for r in results],

@@ -17,11 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from codepith.errors import CodepithError, PathError
+from codepith.errors import ArgumentError, CodepithError, PathError, path_argument, whole_number
 from codepith.files.ignore import NEVER_OPENED_DIRS
 from codepith.files.names import shell_path, show_name, wire_name
 from codepith.files.read import bom_encoding
 from codepith.files.secrets import SecretScanner, secret_name
+from codepith.limits import MAX_LINE
 
 ReadCall = Callable[[str, int, int], str]
 
@@ -83,9 +84,9 @@ def resolve_inside(root: Path, path: str) -> tuple[Path, str]:
     try:
         target = (root_r / path).resolve()
     except (OSError, RuntimeError, ValueError) as err:
-        raise PathError(f"cannot resolve path: {path!r}") from err
+        raise PathError(f"cannot resolve path: {show_name(path, limit=200)}") from err
     if target != root_r and root_r not in target.parents:
-        raise PathError(f"path is outside the indexed folder: {show_name(path)}")
+        raise PathError(f"path is outside the indexed folder: {show_name(path, limit=200)}")
     rel = target.relative_to(root_r).as_posix()
     return target, rel
 
@@ -157,17 +158,17 @@ def _open_text(target: Path, path: str) -> io.TextIOWrapper:
     try:
         raw = open(target, "rb")  # noqa: SIM115 - wrapped and closed by the caller
     except OSError as err:
-        raise PathError(f"cannot read {show_name(path)}: {err.strerror or err}") from err
+        raise PathError(f"cannot read {show_name(path, limit=200)}: {err.strerror or err}") from err
     try:
         head = raw.read(_BINARY_SNIFF)
         raw.seek(0)
     except OSError as err:
         raw.close()
-        raise PathError(f"cannot read {show_name(path)}: {err.strerror or err}") from err
+        raise PathError(f"cannot read {show_name(path, limit=200)}: {err.strerror or err}") from err
     encoding = bom_encoding(head)
     if encoding is None and b"\x00" in head:
         raw.close()
-        raise CodepithError(f"{show_name(path)} looks like a binary file; not showing it")
+        raise CodepithError(f"{show_name(path, limit=200)} looks like a binary file; not showing it")
     return io.TextIOWrapper(raw, encoding=encoding or "utf-8", errors="replace", newline="\n")
 
 
@@ -186,36 +187,35 @@ def read_lines(
 ) -> ReadResult:
     """Lines ``start``-``end`` of a file inside ``root``, streamed: end is clamped to EOF, the span to
     ``max_lines`` lines and the formatted reply to ``max_chars`` characters."""
-    if start < 1:
-        raise CodepithError(f"start line must be 1 or more, got {start}")
+    path = path_argument("path", path)
+    start = whole_number("start line", start, 1, MAX_LINE)
+    end = whole_number("end line", end, 1, MAX_LINE)
     if end < start:
-        raise CodepithError(f"end line {end} is before start line {start}")
-    if max_lines < 1:
-        raise CodepithError(f"max_lines must be 1 or more, got {max_lines}")
-    if max_chars < MIN_MAX_CHARS:
-        raise CodepithError(f"max_chars must be at least {MIN_MAX_CHARS}, got {max_chars}")
+        raise ArgumentError(f"end line {end} is before start line {start}")
+    max_lines = whole_number("max_lines", max_lines, 1)
+    max_chars = whole_number("max_chars", max_chars, MIN_MAX_CHARS)
     target, rel = resolve_inside(root, path)
     inside = NEVER_OPENED_DIRS.intersection(rel.split("/"))
     if inside:  # .git/config holds remote URLs with tokens, hooks, packed refs: never indexed, never shown
-        raise CodepithError(f"refused: {show_name(path)} is inside {min(inside)}/; codepith never shows it")
+        raise CodepithError(f"refused: {show_name(path, limit=200)} is inside {min(inside)}/; codepith never shows it")
     try:
         if not target.exists():
-            raise PathError(f"no such file: {show_name(path)}")
+            raise PathError(f"no such file: {show_name(path, limit=200)}")
         if target.is_dir():
-            raise PathError(f"{show_name(path)} is a folder, not a file")
+            raise PathError(f"{show_name(path, limit=200)} is a folder, not a file")
         if not target.is_file():
-            raise PathError(f"{show_name(path)} is not a regular file")
+            raise PathError(f"{show_name(path, limit=200)} is not a regular file")
         size = target.stat().st_size
     except OSError as err:  # a name too long, a folder it cannot enter
-        raise PathError(f"cannot read {show_name(path)}: {err.strerror or err}") from err
+        raise PathError(f"cannot read {show_name(path, limit=200)}: {err.strerror or err}") from err
     if secret_name(rel.rpartition("/")[2]):  # the real name: a link to .env is refused too
-        raise _refuse_secret(show_name(path), "by its name")
+        raise _refuse_secret(show_name(path, limit=200), "by its name")
     last_wanted = min(end, start + max_lines - 1)
     width = max(4, len(str(last_wanted)))
     # the header and the notes under the lines, with room for long names and read calls
-    budget = max_chars - 2 * len(show_name(rel)) - 400
+    budget = max_chars - 2 * len(show_name(rel, limit=200)) - 400
     if budget < 200:
-        raise CodepithError(f"max_chars {max_chars} is too small for a read of {show_name(rel)}")
+        raise CodepithError(f"max_chars {max_chars} is too small for a read of {show_name(rel, limit=200)}")
     scanner = SecretScanner()
     lines: list[str] = []
     by_chars = False
@@ -252,9 +252,9 @@ def read_lines(
         if found is None and total is None and not reader.eof:  # or its end is further still: refused too
             found = scanner.open_rule()
     if found is not None:
-        raise _refuse_secret(show_name(path), f"found by content: {found}")
+        raise _refuse_secret(show_name(path, limit=200), f"found by content: {found}")
     if total is not None and start > total:
-        raise CodepithError(f"start line {start} is past the end of {show_name(rel)} ({total} lines)")
+        raise CodepithError(f"start line {start} is past the end of {show_name(rel, limit=200)} ({total} lines)")
     last = start + len(lines) - 1
     wanted = end if total is None else min(end, total)
     return ReadResult(
