@@ -908,3 +908,50 @@ def test_an_index_cleared_where_no_new_one_can_be_made_keeps_answering(
         assert _state(index) == _state(_full(root, model))
     finally:
         index.close()
+
+
+def _as_a_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Permissions as a user who is not root sees them (the tests may run as root, whom a mode stops
+    from nothing): the walk judges a file by its mode bits, and a folder of mode 000 cannot be listed."""
+    import stat as stat_mod
+
+    from codepith.files import walk
+
+    monkeypatch.setattr(walk, "_readable_by_mode", lambda: lambda info: bool(info.st_mode & stat_mod.S_IRUSR))
+    real_scandir = os.scandir
+
+    def scandir(path):  # type: ignore[no-untyped-def]
+        if not os.stat(path).st_mode & stat_mod.S_IRUSR:
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(walk.os, "scandir", scandir)
+
+
+def test_a_file_or_folder_made_readable_by_a_chmod_is_indexed_by_the_next_look(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``chmod 000`` on a file and a folder, a look, then ``chmod +r``: a chmod moves no mtime, and the
+    stat check compared mtimes only, so both stayed "unreadable" in every later look (a new process or
+    not) until something else moved. Their change time (ctime) moves; the check compares it too."""
+    _as_a_user(monkeypatch)
+    root = tmp_path / "repo"
+    write(root, {"a.py": "def alpha_entry():\n    return 1\n", "b.py": "def zebra_locked():\n    return 2\n",
+                 "sub/c.py": "def yak_hidden():\n    return 3\n"})  # fmt: skip
+    (root / "b.py").chmod(0)
+    (root / "sub").chmod(0)
+    try:
+        _age(root)
+        first = codepith.Index.from_path(root, model=model)
+        assert set(first._data[0].skipped().examples["unreadable"]) == {"b.py", "sub/"}
+        again = codepith.Index.from_path(root, model=model)  # a later process takes the quick path
+        assert not again.last_stats[0].walked
+        (root / "b.py").chmod(0o644)
+        (root / "sub").chmod(0o755)
+        later = codepith.Index.from_path(root, model=model)
+        assert "unreadable" not in later._data[0].skipped().counts
+        assert {"b.py", "sub/c.py"} <= {c.file_path for c in later.chunks}
+        assert _state(later) == _state(_full(root, model))
+    finally:
+        (root / "b.py").chmod(0o644)
+        (root / "sub").chmod(0o755)

@@ -35,6 +35,7 @@ from codepith.store.segment import MAX_CHUNKS, NewFile
 log = logging.getLogger("codepith")
 
 RACY_NS = 2_000_000_000
+WATCH_STAMPS = "mtime,ctime"  # what each entry of a committed watch list holds after its path
 BATCH_FILES = 1000  # files read, chunked, embedded and committed as one segment (memory follows this)
 # A repository this large stores int8 vectors (``store.segment.quantize``): ~450k chunks and up, where
 # turning float16 into float32 would cost a cold search a second; smaller ones keep float16's precision.
@@ -100,17 +101,20 @@ def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def _stamp(paths: tuple[str, ...], racy_after: int) -> list[tuple[str, int]]:
-    """mtimes of the walk's watch list; empty (so the next refresh walks) if any is too recent to trust."""
+def _stamp(paths: tuple[str, ...], racy_after: int) -> list[tuple[str, int, int]]:
+    """(path, mtime, ctime) of the walk's watch list; empty (so the next refresh walks) if any mtime is too
+    recent to trust. The ctime moves when only the permissions (or owner, or links) change: ``chmod +r`` of
+    a file or folder the walk could not read moves no mtime. It is compared for equality only: a racy
+    ctime (a chmod in the same clock tick as this stat) is the one change a look can miss."""
     out = []
     for path in paths:
         try:
-            mtime = os.stat(path).st_mtime_ns
+            info = os.stat(path)
         except OSError:
             return []
-        if mtime >= racy_after:
+        if info.st_mtime_ns >= racy_after:
             return []
-        out.append((path, mtime))
+        out.append((path, info.st_mtime_ns, info.st_ctime_ns))
     return out
 
 
@@ -129,9 +133,10 @@ def quick_check(data: RepoData) -> set[str] | None:
     stat = os.stat
     moved: set[str] = set()
     top = _top(data)
-    for path, mtime in data.watch:  # folders, ignore files, markers: adds, deletes and renames show here
+    for path, mtime, ctime in data.watch:  # folders, ignore files, markers: adds, deletes and renames show here
         try:
-            same = stat(path).st_mtime_ns == mtime
+            info = stat(path)
+            same = info.st_mtime_ns == mtime and info.st_ctime_ns == ctime  # ctime: a chmod, e.g. +r
         except OSError:
             same = False
         if not same:
@@ -292,6 +297,7 @@ def _fresh(data: RepoData) -> dict[str, Any]:
     (JSON, committed in the manifest's meta with the generation it describes)."""
     return {
         "watch": data.watch,
+        "stamps": WATCH_STAMPS,
         "max_file_bytes": data.watch_key[0] if data.watch_key else None,
         "skipped_paths": data.skipped_paths,
         "linked": list(data.linked),
@@ -337,7 +343,9 @@ def _take_meta(data: RepoData, meta: dict[str, str]) -> None:
     # What the last complete look depended on, so a new process can take the quick path too.
     fresh = json.loads(meta.get("fresh", "null") or "null") if meta.get("complete") == "1" else None
     if fresh:
-        data.watch = [(str(p), int(m)) for p, m in fresh["watch"]]
+        # a watch list of other stamps (mtimes alone, before ctimes were kept) proves nothing: one walk
+        kept = fresh.get("stamps") == WATCH_STAMPS
+        data.watch = [(str(p), int(m), int(c)) for p, m, c in fresh["watch"]] if kept else []
         limit = fresh["max_file_bytes"]
         data.watch_key = (int(limit), data.content) if limit is not None else None
         paths = fresh["skipped_paths"]
