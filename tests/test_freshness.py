@@ -955,3 +955,41 @@ def test_a_file_or_folder_made_readable_by_a_chmod_is_indexed_by_the_next_look(
     finally:
         (root / "b.py").chmod(0o644)
         (root / "sub").chmod(0o755)
+
+
+def test_a_temp_folder_inside_the_watched_tree_is_not_part_of_it(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``TMPDIR`` inside the indexed tree: the watcher's sentinel folder lies in the tree it watches, and
+    every ``take`` reported the last sentinel's removal as a change of the tree (a plan and a manifest write
+    on every search), and a walk listed the sentinel files. The folder is tagged, and its events are ours."""
+    import tempfile
+
+    from codepith.files.walk import walk
+    from codepith.files.watch import watch_tree
+
+    root = tmp_path / "repo"
+    write(root, {"a.py": "def alpha_entry():\n    return 1\n", "tmp/.keep": ""})
+    monkeypatch.setenv("TMPDIR", str(root / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    watcher = watch_tree(root)
+    if watcher is None:
+        pytest.skip("no file watcher here")
+    try:
+        assert watcher._folder is not None and watcher._folder.startswith(str(root / "tmp"))
+        assert [watcher.take() for _ in range(4)] == [set()] * 4
+        (root / "b.py").write_text("def beta_entry():\n    return 2\n")
+        assert watcher.take() == {"b.py"}
+        walked = walk(root, "all", None)
+        assert sorted(f.rel_path for f in walked.files) == ["a.py", "b.py"]
+        assert walked.skipped_paths.get(os.path.relpath(watcher._folder, root) + "/") == "build output (CACHEDIR.TAG)"
+        index = codepith.Index.from_path(root, model=model, watch=True, content="all")
+        try:
+            first = index._data[0].generation
+            for _ in range(3):
+                index.search("alpha entry")
+            assert index._data[0].generation == first, "a search of an unchanged tree wrote a generation"
+        finally:
+            index.close()
+    finally:
+        watcher.close()
