@@ -993,3 +993,32 @@ def test_a_temp_folder_inside_the_watched_tree_is_not_part_of_it(
             index.close()
     finally:
         watcher.close()
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_hard_links_are_files_of_their_own_and_an_edit_through_one_shows_in_the_other(
+    tmp_path: Path, model, watch: bool
+) -> None:
+    """Two names for one inode: both indexed, each under its own name. An edit written through one name
+    was applied to that name only under a watcher (it reports the name written through), so the other
+    kept the old text in every search; a file with other names makes that look check every stat."""
+    root = tmp_path / "repo"
+    write(root, {"x/a.py": "def alpha_one():\n    return 1\n", "z/c.py": "def gamma_three():\n    return 3\n"})
+    (root / "y").mkdir()
+    os.link(root / "x/a.py", root / "y/b.py")
+    _age(root)
+    index = codepith.Index.from_path(root, model=model, watch=watch, use_cache=False)
+    try:
+        for _ in range(2):  # the look after the watch began checks every stat; the next uses the watcher
+            index.refresh()
+        assert {c.file_path for c in index.chunks} == {"x/a.py", "y/b.py", "z/c.py"}
+        with open(root / "x/a.py", "w") as out:  # in place: the inode, and so y/b.py, holds the new text
+            out.write("def omega_two():\n    return 2\n")
+        past = time.time_ns() - 300 * 1_000_000_000
+        os.utime(root / "x/a.py", ns=(past + 1, past + 1))  # not racy: only the stat says it moved
+        index.refresh()
+        texts = {c.file_path: c.content for c in index.chunks}
+        assert "omega_two" in texts["x/a.py"] and "omega_two" in texts["y/b.py"]
+        assert _state(index) == _state(_full(root, model))
+    finally:
+        index.close()

@@ -14,6 +14,7 @@ import hashlib
 import json
 import logging
 import os
+import stat as stat_mod
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -155,6 +156,23 @@ def quick_check(data: RepoData) -> set[str] | None:
         if racy or info.st_mtime_ns != mtime or info.st_size != size:
             moved.add(rel)
     return None if len(moved) > changes.MAX_REGIONS else moved
+
+
+def _hard_linked(data: RepoData, changed: Collection[str]) -> bool:
+    """Whether a file among a watcher's paths has other names (a link count past 1). Only a few paths are
+    looked at: more than a plan takes alone walk the tree anyway."""
+    if len(changed) > changes.MAX_REGIONS:
+        return False
+    top = _top(data)
+    for rel in changed:
+        if rel.strip("/"):
+            try:
+                info = os.stat(top + rel, follow_symlinks=False)
+            except OSError:
+                continue
+            if info.st_nlink > 1 and stat_mod.S_ISREG(info.st_mode):
+                return True
+    return False
 
 
 CHECK_APART_FROM = 20_000  # files from which a first look's stat check runs in a forked child
@@ -474,6 +492,11 @@ def refresh(
                 walk(Path(data.root), data.content, max_file_bytes)  # raises the walk's PathError
             reap(checking)
             return _unchanged(data, t0)
+        if changed is not None and _hard_linked(data, changed):
+            # A watcher reports a file by the name it was written through; its other names (hard links)
+            # show the edit too, unreported: every stat is checked, which finds them as it would unwatched.
+            more = quick_check(data)
+            changed = None if more is None else {*changed, *more}
         if changed is None:
             changed, checking = (checking() if checking is not None else quick_check(data)), None
             if changed is not None and not changed:
