@@ -213,8 +213,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     for root, stats in zip(index.roots, index.last_stats, strict=True):
         reason = index.rebuilt.get(str(root))
         shown = show_name(str(root))  # a folder name may hold a newline, which would forge a report line
-        if reason:
-            print(f"{shown}: cached index unusable ({reason}); rebuilt")
+        if reason:  # warned of as it was found; this says how it ended (a segment's files, or all, redone)
+            done = "verified: damage found and repaired" if args.verify else "cached index repaired"
+            print(f"{shown}: {done} ({reason})")
         elif args.verify:
             print(f"{shown}: verified: every byte of the index matches its checksums")
         print(
