@@ -611,6 +611,8 @@ def _refresh_locked(
         w.note(walk_skipped=_skipped_json(data), refreshed_at=data.refreshed_at, fresh=_fresh(data))
     data.generation = w.store.generation()
     stats.files, stats.chunks = _tally(data)
+    if delta is not None:  # indexed files outside the regions were not looked at: unchanged, as a walk counts them
+        stats.unchanged += stats.files - sum(1 for rel in seen if (rec := data.files.get(rel)) and not rec.skip)
     return stats
 
 
