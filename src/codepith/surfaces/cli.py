@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from codepith._version import __version__
 from codepith.errors import CodepithError
-from codepith.files.names import show_name
+from codepith.files.names import show_example, show_name
 from codepith.limits import MAX_MAX_CHARS, MAX_TOP_K, MIN_MAX_CHARS
 
 if TYPE_CHECKING:
@@ -238,7 +238,7 @@ def _print_report(title: str, report: SkipReport) -> None:
         return
     print(f"  {title}:")
     for why, n in sorted(report.counts.items(), key=lambda kv: -kv[1]):
-        examples = ", ".join(show_name(e) for e in report.examples.get(why, []))
+        examples = ", ".join(show_example(e) for e in report.examples.get(why, []))
         print(f"    {why}: {n}" + (f" (e.g. {examples})" if examples else ""))
 
 
