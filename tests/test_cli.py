@@ -129,6 +129,27 @@ def test_index_counts_only_indexed_files_in_its_columns(tmp_path: Path, capsys) 
     assert "0 files, 0 chunks (added 0, changed 1, removed 0, unchanged 0)" in out and "binary: 2" in out
 
 
+def test_index_counts_the_files_a_quick_look_did_not_read_as_unchanged(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A look that reads only what moved (the stat check named it) counted only those files: "9 files
+    (added 1, changed 0, removed 0, unchanged 0)" for a tree of 8 untouched files and a new one."""
+    import os
+    import time
+
+    write(tmp_path, {f"m{i}.py": f"def handler_{i}():\n    return {i}\n" for i in range(3)})
+    past = time.time_ns() - 600 * 1_000_000_000
+    for p in [tmp_path, *tmp_path.iterdir()]:
+        os.utime(p, ns=(past, past))
+    run(capsys, "index", str(tmp_path))
+    (tmp_path / "new.py").write_text("def fresh_one():\n    return 9\n")
+    os.utime(tmp_path / "new.py", ns=(past, past))
+    code, out, _ = run(capsys, "index", str(tmp_path))
+    assert code == 0 and "4 files, 4 chunks (added 1, changed 0, removed 0, unchanged 3)" in out, out
+    (tmp_path / "m0.py").write_text("def handler_zero():\n    return 0\n")
+    os.utime(tmp_path / "m0.py", ns=(past + 1, past + 1))
+    code, out, _ = run(capsys, "index", str(tmp_path))
+    assert "4 files, 4 chunks (added 0, changed 1, removed 0, unchanged 3)" in out, out
+
+
 def test_several_paths_prefix_results(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     write(tmp_path / "one", {"a.py": "def alpha_handler():\n    pass\n"})
     write(tmp_path / "two", {"b.py": "def beta_handler():\n    pass\n"})

@@ -908,3 +908,117 @@ def test_an_index_cleared_where_no_new_one_can_be_made_keeps_answering(
         assert _state(index) == _state(_full(root, model))
     finally:
         index.close()
+
+
+def _as_a_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Permissions as a user who is not root sees them (the tests may run as root, whom a mode stops
+    from nothing): the walk judges a file by its mode bits, and a folder of mode 000 cannot be listed."""
+    import stat as stat_mod
+
+    from codepith.files import walk
+
+    monkeypatch.setattr(walk, "_readable_by_mode", lambda: lambda info: bool(info.st_mode & stat_mod.S_IRUSR))
+    real_scandir = os.scandir
+
+    def scandir(path):  # type: ignore[no-untyped-def]
+        if not os.stat(path).st_mode & stat_mod.S_IRUSR:
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(walk.os, "scandir", scandir)
+
+
+def test_a_file_or_folder_made_readable_by_a_chmod_is_indexed_by_the_next_look(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``chmod 000`` on a file and a folder, a look, then ``chmod +r``: a chmod moves no mtime, and the
+    stat check compared mtimes only, so both stayed "unreadable" in every later look (a new process or
+    not) until something else moved. Their change time (ctime) moves; the check compares it too."""
+    _as_a_user(monkeypatch)
+    root = tmp_path / "repo"
+    write(root, {"a.py": "def alpha_entry():\n    return 1\n", "b.py": "def zebra_locked():\n    return 2\n",
+                 "sub/c.py": "def yak_hidden():\n    return 3\n"})  # fmt: skip
+    (root / "b.py").chmod(0)
+    (root / "sub").chmod(0)
+    try:
+        _age(root)
+        first = codepith.Index.from_path(root, model=model)
+        assert set(first._data[0].skipped().examples["unreadable"]) == {"b.py", "sub/"}
+        again = codepith.Index.from_path(root, model=model)  # a later process takes the quick path
+        assert not again.last_stats[0].walked
+        (root / "b.py").chmod(0o644)
+        (root / "sub").chmod(0o755)
+        later = codepith.Index.from_path(root, model=model)
+        assert "unreadable" not in later._data[0].skipped().counts
+        assert {"b.py", "sub/c.py"} <= {c.file_path for c in later.chunks}
+        assert _state(later) == _state(_full(root, model))
+    finally:
+        (root / "b.py").chmod(0o644)
+        (root / "sub").chmod(0o755)
+
+
+def test_a_temp_folder_inside_the_watched_tree_is_not_part_of_it(
+    tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``TMPDIR`` inside the indexed tree: the watcher's sentinel folder lies in the tree it watches, and
+    every ``take`` reported the last sentinel's removal as a change of the tree (a plan and a manifest write
+    on every search), and a walk listed the sentinel files. The folder is tagged, and its events are ours."""
+    import tempfile
+
+    from codepith.files.walk import walk
+    from codepith.files.watch import watch_tree
+
+    root = tmp_path / "repo"
+    write(root, {"a.py": "def alpha_entry():\n    return 1\n", "tmp/.keep": ""})
+    monkeypatch.setenv("TMPDIR", str(root / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    watcher = watch_tree(root)
+    if watcher is None:
+        pytest.skip("no file watcher here")
+    try:
+        assert watcher._folder is not None and watcher._folder.startswith(str(root / "tmp"))
+        assert [watcher.take() for _ in range(4)] == [set()] * 4
+        (root / "b.py").write_text("def beta_entry():\n    return 2\n")
+        assert watcher.take() == {"b.py"}
+        walked = walk(root, "all", None)
+        assert sorted(f.rel_path for f in walked.files) == ["a.py", "b.py"]
+        assert walked.skipped_paths.get(os.path.relpath(watcher._folder, root) + "/") == "build output (CACHEDIR.TAG)"
+        index = codepith.Index.from_path(root, model=model, watch=True, content="all")
+        try:
+            first = index._data[0].generation
+            for _ in range(3):
+                index.search("alpha entry")
+            assert index._data[0].generation == first, "a search of an unchanged tree wrote a generation"
+        finally:
+            index.close()
+    finally:
+        watcher.close()
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_hard_links_are_files_of_their_own_and_an_edit_through_one_shows_in_the_other(
+    tmp_path: Path, model, watch: bool
+) -> None:
+    """Two names for one inode: both indexed, each under its own name. An edit written through one name
+    was applied to that name only under a watcher (it reports the name written through), so the other
+    kept the old text in every search; a file with other names makes that look check every stat."""
+    root = tmp_path / "repo"
+    write(root, {"x/a.py": "def alpha_one():\n    return 1\n", "z/c.py": "def gamma_three():\n    return 3\n"})
+    (root / "y").mkdir()
+    os.link(root / "x/a.py", root / "y/b.py")
+    _age(root)
+    index = codepith.Index.from_path(root, model=model, watch=watch, use_cache=False)
+    try:
+        for _ in range(2):  # the look after the watch began checks every stat; the next uses the watcher
+            index.refresh()
+        assert {c.file_path for c in index.chunks} == {"x/a.py", "y/b.py", "z/c.py"}
+        with open(root / "x/a.py", "w") as out:  # in place: the inode, and so y/b.py, holds the new text
+            out.write("def omega_two():\n    return 2\n")
+        past = time.time_ns() - 300 * 1_000_000_000
+        os.utime(root / "x/a.py", ns=(past + 1, past + 1))  # not racy: only the stat says it moved
+        index.refresh()
+        texts = {c.file_path: c.content for c in index.chunks}
+        assert "omega_two" in texts["x/a.py"] and "omega_two" in texts["y/b.py"]
+        assert _state(index) == _state(_full(root, model))
+    finally:
+        index.close()

@@ -249,3 +249,29 @@ def test_the_exact_line_of_a_long_ignore_file_is_named(tmp_path: Path) -> None:
     lines = explain_hidden(result.hidden, 1)
     assert "  .gitignore line 3 '*.c' hid 3 (e.g. a.c, b.c, sub/c.c)" in lines
     assert "    to index them, remove or change line 1 of sub/.codepithignore" in lines
+
+
+def test_a_path_deeper_than_the_system_limit_is_shown_short_in_reports(tmp_path: Path, capsys, model) -> None:  # type: ignore[no-untyped-def]
+    """250 folders of 19 characters (a 5,000-character path, past PATH_MAX): the folder the system cannot
+    list is skipped as unreadable, and the report printed its whole path, 5,000 characters on one line
+    (in `codepith index` and in MCP `index_status`). Examples keep their head and tail now."""
+    from codepith.output.status import format_status
+    from codepith.surfaces.cli import main
+
+    root = tmp_path / "repo"
+    write(root, {"top.py": "def top_level():\n    return 1\n"})
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for i in range(250):  # made relative to a folder fd: the path as a whole is too long for the system
+            os.mkdir(f"d{i:018d}", dir_fd=fd)
+            sub = os.open(f"d{i:018d}", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = sub
+    finally:
+        os.close(fd)
+    assert main(["index", str(root)]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if "unreadable:" in ln)
+    assert len(line) < 300 and "..." in line and line.endswith("/)"), line
+    status = format_status(codepith.Index.from_path(root, model=model).status())
+    assert max(len(ln) for ln in status.splitlines()) < 300, status

@@ -24,6 +24,7 @@ Any other ``dist/`` is indexed; minified bundles inside it are still skipped fil
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 
 BUILD_NAMES = frozenset({"build", "target", "out", "dist"})
@@ -46,6 +47,12 @@ _OUT_MARKERS = {"production": "IntelliJ", "_next": "Next.js"}
 _DIST_OWNERS = {"package.json": "npm", "setup.py": "Python packaging", "pyproject.toml": "Python packaging"}
 
 REASON = "build output"
+CACHEDIR_TAG = "CACHEDIR.TAG"
+_TAG_TEXT = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by codepith.\n"
+    "# For information about cache directory tags, see https://bford.info/cachedir/\n"
+)
 
 # Entries whose arrival or removal can change a folder's verdict: markers inside it and manifests
 # beside it (a watcher's change to one re-judges the folder that holds it, not just the entry).
@@ -81,3 +88,18 @@ def build_output_reason(name: str, inside: Collection[str], beside: Collection[s
     elif tool is None and name == "dist":
         tool = next((t for f, t in _DIST_OWNERS.items() if f in beside), None)
     return f"{REASON} ({tool})" if tool else None
+
+
+def tag_folder(folder: str | os.PathLike[str]) -> None:
+    """Mark a folder codepith fills alone with a cache directory tag, so that a walk skips it as build
+    output (codepith's own, backup tools'): the cache's ``indexes/`` and ``repos/``, and the temporary
+    folders it makes, which lie inside an indexed tree when ``TMPDIR`` does. Best effort: a folder that
+    cannot take the file is used as it is."""
+    tag = os.path.join(folder, CACHEDIR_TAG)
+    if os.path.isfile(tag):
+        return
+    try:
+        with open(tag, "x", encoding="ascii") as out:
+            out.write(_TAG_TEXT)
+    except OSError:
+        pass

@@ -45,6 +45,19 @@ def show_name(name: str, limit: int | None = None) -> str:
     return _CONTROL.sub(lambda m: _escape(m.group()), name.replace("\\", "\\\\"))
 
 
+EXAMPLE_CHARS = 200
+
+
+def show_example(name: str, limit: int = EXAMPLE_CHARS) -> str:
+    """``name`` as an example in a report (skipped files, line windows): ``show_name``, and a name longer
+    than ``limit`` kept by its head and its tail around "..." (a path 250 folders deep was printed
+    whole, 5,000 characters in one line, three times a reason; its file name is at the end)."""
+    if len(name) <= limit:
+        return show_name(name)
+    half = max(1, (limit - 3) // 2)
+    return show_name(name[:half]) + "..." + show_name(name[-half:])
+
+
 def wire_name(name: str) -> str:
     """``name`` as a JSON value carries it (JSON escapes control characters itself): undecodable bytes
     as ``\\xNN``, and backslashes doubled when anything in it would be taken back by ``read_name``."""

@@ -154,7 +154,8 @@ class _Walker:
         self.readable = _readable_by_mode()
         self.every_kind = content == "all"
         # Paths whose stat moves when the walk's answer could change: every folder listed (entries
-        # added, removed, renamed), every ignore file read, and files skipped for size or access.
+        # added, removed, renamed) or that could not be, every ignore file read, and files skipped for
+        # size or access (a chmod moves no mtime but the ctime, which the stat check compares too).
         self.watch: list[str] = []
         self.hidden: dict[tuple[int, int], _Hidden] = {}  # by (id of the ignore file, run of lines)
         self.hidden_paths = 0
@@ -228,6 +229,7 @@ class _Walker:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             self._note("unreadable", folder.rel or "./")
+            self.watch.append(folder.path)  # a chmod that lets it be listed moves its stamp (ctime)
             return
         self.watch.append(folder.path)
         names = {entry.name for entry in entries}

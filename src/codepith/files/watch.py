@@ -27,6 +27,7 @@ import threading
 import time
 from typing import Any
 
+from .build_output import tag_folder
 from .source import identity
 
 log = logging.getLogger("codepith")
@@ -61,7 +62,7 @@ class TreeWatcher:
         try:
             from watchfiles._rust_notify import RustNotify
 
-            self._folder = tempfile.mkdtemp(prefix="codepith-watch-")
+            self._folder = _sentinel_folder()
             self._root_id = identity(self.root)
             self._notify = RustNotify([self.root, self._folder], False, False, 0, True, True)
         except Exception as exc:  # noqa: BLE001 - any failure means: check the tree instead
@@ -156,6 +157,7 @@ class TreeWatcher:
                 pass
         self._sentinel = sentinel
         deadline = time.monotonic() + BARRIER_SECONDS
+        own = os.path.join(self._folder or "", "")
         moved: set[str] = set()
         through = lossy = False
         while not through:
@@ -168,6 +170,8 @@ class TreeWatcher:
             for _, path in got:
                 if path == self._sentinel:
                     through = True
+                elif path == self._folder or path.startswith(own):
+                    continue  # the sentinel folder inside the tree (TMPDIR there): ours, not the tree's
                 elif path == self.root:
                     self._lost_root = True
                 elif path.startswith(self._prefix) and not lossy:
@@ -206,6 +210,15 @@ class TreeWatcher:
 
     stop = close
 
+
+
+def _sentinel_folder() -> str:
+    """A private folder for the barrier's sentinel files, tagged as a cache folder: when ``TMPDIR`` lies
+    inside the watched tree, a walk skips it (a stat check or another process's walk listed its sentinel
+    files), and ``_drain`` never reports what happens in it."""
+    folder = tempfile.mkdtemp(prefix="codepith-watch-")
+    tag_folder(folder)
+    return folder
 
 
 def watch_tree(root: str | os.PathLike[str]) -> TreeWatcher | None:

@@ -14,6 +14,7 @@ import hashlib
 import json
 import logging
 import os
+import stat as stat_mod
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from codepith.store.segment import MAX_CHUNKS, NewFile
 log = logging.getLogger("codepith")
 
 RACY_NS = 2_000_000_000
+WATCH_STAMPS = "mtime,ctime"  # what each entry of a committed watch list holds after its path
 BATCH_FILES = 1000  # files read, chunked, embedded and committed as one segment (memory follows this)
 # A repository this large stores int8 vectors (``store.segment.quantize``): ~450k chunks and up, where
 # turning float16 into float32 would cost a cold search a second; smaller ones keep float16's precision.
@@ -100,17 +102,20 @@ def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def _stamp(paths: tuple[str, ...], racy_after: int) -> list[tuple[str, int]]:
-    """mtimes of the walk's watch list; empty (so the next refresh walks) if any is too recent to trust."""
+def _stamp(paths: tuple[str, ...], racy_after: int) -> list[tuple[str, int, int]]:
+    """(path, mtime, ctime) of the walk's watch list; empty (so the next refresh walks) if any mtime is too
+    recent to trust. The ctime moves when only the permissions (or owner, or links) change: ``chmod +r`` of
+    a file or folder the walk could not read moves no mtime. It is compared for equality only: a racy
+    ctime (a chmod in the same clock tick as this stat) is the one change a look can miss."""
     out = []
     for path in paths:
         try:
-            mtime = os.stat(path).st_mtime_ns
+            info = os.stat(path)
         except OSError:
             return []
-        if mtime >= racy_after:
+        if info.st_mtime_ns >= racy_after:
             return []
-        out.append((path, mtime))
+        out.append((path, info.st_mtime_ns, info.st_ctime_ns))
     return out
 
 
@@ -129,9 +134,10 @@ def quick_check(data: RepoData) -> set[str] | None:
     stat = os.stat
     moved: set[str] = set()
     top = _top(data)
-    for path, mtime in data.watch:  # folders, ignore files, markers: adds, deletes and renames show here
+    for path, mtime, ctime in data.watch:  # folders, ignore files, markers: adds, deletes and renames show here
         try:
-            same = stat(path).st_mtime_ns == mtime
+            info = stat(path)
+            same = info.st_mtime_ns == mtime and info.st_ctime_ns == ctime  # ctime: a chmod, e.g. +r
         except OSError:
             same = False
         if not same:
@@ -150,6 +156,23 @@ def quick_check(data: RepoData) -> set[str] | None:
         if racy or info.st_mtime_ns != mtime or info.st_size != size:
             moved.add(rel)
     return None if len(moved) > changes.MAX_REGIONS else moved
+
+
+def _hard_linked(data: RepoData, changed: Collection[str]) -> bool:
+    """Whether a file among a watcher's paths has other names (a link count past 1). Only a few paths are
+    looked at: more than a plan takes alone walk the tree anyway."""
+    if len(changed) > changes.MAX_REGIONS:
+        return False
+    top = _top(data)
+    for rel in changed:
+        if rel.strip("/"):
+            try:
+                info = os.stat(top + rel, follow_symlinks=False)
+            except OSError:
+                continue
+            if info.st_nlink > 1 and stat_mod.S_ISREG(info.st_mode):
+                return True
+    return False
 
 
 CHECK_APART_FROM = 20_000  # files from which a first look's stat check runs in a forked child
@@ -292,6 +315,7 @@ def _fresh(data: RepoData) -> dict[str, Any]:
     (JSON, committed in the manifest's meta with the generation it describes)."""
     return {
         "watch": data.watch,
+        "stamps": WATCH_STAMPS,
         "max_file_bytes": data.watch_key[0] if data.watch_key else None,
         "skipped_paths": data.skipped_paths,
         "linked": list(data.linked),
@@ -337,7 +361,9 @@ def _take_meta(data: RepoData, meta: dict[str, str]) -> None:
     # What the last complete look depended on, so a new process can take the quick path too.
     fresh = json.loads(meta.get("fresh", "null") or "null") if meta.get("complete") == "1" else None
     if fresh:
-        data.watch = [(str(p), int(m)) for p, m in fresh["watch"]]
+        # a watch list of other stamps (mtimes alone, before ctimes were kept) proves nothing: one walk
+        kept = fresh.get("stamps") == WATCH_STAMPS
+        data.watch = [(str(p), int(m), int(c)) for p, m, c in fresh["watch"]] if kept else []
         limit = fresh["max_file_bytes"]
         data.watch_key = (int(limit), data.content) if limit is not None else None
         paths = fresh["skipped_paths"]
@@ -466,6 +492,11 @@ def refresh(
                 walk(Path(data.root), data.content, max_file_bytes)  # raises the walk's PathError
             reap(checking)
             return _unchanged(data, t0)
+        if changed is not None and _hard_linked(data, changed):
+            # A watcher reports a file by the name it was written through; its other names (hard links)
+            # show the edit too, unreported: every stat is checked, which finds them as it would unwatched.
+            more = quick_check(data)
+            changed = None if more is None else {*changed, *more}
         if changed is None:
             changed, checking = (checking() if checking is not None else quick_check(data)), None
             if changed is not None and not changed:
@@ -580,6 +611,8 @@ def _refresh_locked(
         w.note(walk_skipped=_skipped_json(data), refreshed_at=data.refreshed_at, fresh=_fresh(data))
     data.generation = w.store.generation()
     stats.files, stats.chunks = _tally(data)
+    if delta is not None:  # indexed files outside the regions were not looked at: unchanged, as a walk counts them
+        stats.unchanged += stats.files - sum(1 for rel in seen if (rec := data.files.get(rel)) and not rec.skip)
     return stats
 
 

@@ -82,7 +82,7 @@ def _top_changes(data: RepoData) -> list[str] | None:
         return None
     known = {rel.split("/", 1)[0] for rel in (*data.files, *data.skipped_paths, *data.pruned)}
     top = data.root.rstrip(os.sep) + os.sep
-    known |= {path[len(top) :].split(os.sep, 1)[0] for path, _ in data.watch if path.startswith(top)}
+    known |= {path[len(top) :].split(os.sep, 1)[0] for path, *_ in data.watch if path.startswith(top)}
     known.discard("")
     return sorted(now ^ known)
 
@@ -99,7 +99,7 @@ def plan(data: RepoData, changed: Iterable[str], max_file_bytes: int | None) -> 
         if top is None:
             return None
         changed += top
-        relisted = tuple(p for p, _ in data.watch if p.rstrip(os.sep) == data.root.rstrip(os.sep)) or (data.root,)
+        relisted = tuple(p for p, *_ in data.watch if p.rstrip(os.sep) == data.root.rstrip(os.sep)) or (data.root,)
     where = [_judged_at(data, r) for r in changed if r.strip("/")]
     if None in where:
         return None
@@ -175,7 +175,7 @@ def settle(data: RepoData, delta: Delta, racy_after: int) -> None:
     data.watch = _restamped(data, delta, racy_after)
 
 
-def _restamped(data: RepoData, delta: Delta, racy_after: int) -> list[tuple[str, int]]:
+def _restamped(data: RepoData, delta: Delta, racy_after: int) -> list[tuple[str, int, int]]:
     """The stat shortcut's watch list with the regions' part replaced by what their walks listed now,
     so a folder that gained or lost an entry costs a walk of that folder, not of the tree. A stamp too
     recent to trust is kept as -1: the next check looks at that region again (cheaply) until it ages.
@@ -188,11 +188,12 @@ def _restamped(data: RepoData, delta: Delta, racy_after: int) -> list[tuple[str,
         return any(path == t or path.startswith(t + os.sep) for t in tops)
 
     again = set(delta.watch)  # also the root folder when it was listed: its stamp is renewed, not kept
-    kept = [(p, m) for p, m in data.watch if not inside(p) and p not in again]
+    kept = [entry for entry in data.watch if not inside(entry[0]) and entry[0] not in again]
     for path in dict.fromkeys(delta.watch):
         try:
-            mtime = os.stat(path).st_mtime_ns
+            info = os.stat(path)
         except OSError:
             return []  # moved again meanwhile: the next check walks
-        kept.append((path, mtime if mtime < racy_after else -1))
+        mtime = info.st_mtime_ns
+        kept.append((path, mtime if mtime < racy_after else -1, info.st_ctime_ns))
     return kept

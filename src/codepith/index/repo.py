@@ -38,9 +38,9 @@ class RepoData:
     walk_hidden: tuple[IgnoreHit, ...] = ()  # the ignore rules that hid something (explains an empty index)
     refreshed_at: float = 0.0
     generation: int = -1  # the store generation these records match (-1: none read yet)
-    # What the last walk depended on (path, mtime_ns), and the (size limit, content) it walked with;
+    # What the last walk depended on (path, mtime_ns, ctime_ns), and the (size limit, content) it walked with;
     # committed in the manifest's meta with each generation, so a new process can skip the walk.
-    watch: list[tuple[str, int]] = field(default_factory=list)
+    watch: list[tuple[str, int, int]] = field(default_factory=list)
     watch_key: tuple[int | None, str] | None = None
     # Each entry of walk_skipped by path, and the ends of the symlinks the walk met: what lets a
     # watcher's change set be applied path by path (None: unknown, so the next change walks).

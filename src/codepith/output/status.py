@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from codepith.files.names import show_name
+from codepith.files.names import show_example, show_name
 
 
 def format_status(st: Any) -> str:
@@ -21,13 +21,13 @@ def format_status(st: Any) -> str:
     skipped = st.skipped
     lines.append(f"skipped: {skipped.total} files" + (":" if skipped.total else ""))
     for why, n in sorted(skipped.counts.items(), key=lambda kv: -kv[1]):
-        examples = ", ".join(show_name(e) for e in skipped.examples.get(why, []))
+        examples = ", ".join(show_example(e) for e in skipped.examples.get(why, []))
         lines.append(f"  {why}: {n}" + (f" (e.g. {examples})" if examples else ""))
     lines.extend(st.notes)
     fallbacks = st.fallbacks
     if fallbacks.total:
         lines.append(f"line windows after a chunking error: {fallbacks.total} files:")
         for why, n in sorted(fallbacks.counts.items(), key=lambda kv: -kv[1]):
-            examples = ", ".join(show_name(e) for e in fallbacks.examples.get(why, []))
+            examples = ", ".join(show_example(e) for e in fallbacks.examples.get(why, []))
             lines.append(f"  {why}: {n}" + (f" (e.g. {examples})" if examples else ""))
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codepith.errors import CodepithError
+from codepith.files.build_output import tag_folder
 from codepith.runner.gojson import parse_go_json
 from codepith.runner.jestjson import parse_jest_json
 from codepith.runner.junit import parse_junit
@@ -45,6 +46,7 @@ def run_tests(
     name = check_runner(runner) if runner else detect(root)
     # ignore_cleanup_errors: stop_all may have removed it first (a server ending on SIGTERM)
     with tempfile.TemporaryDirectory(prefix="codepith-test-", ignore_cleanup_errors=True) as tmp, held_folder(tmp):
+        tag_folder(tmp)  # a TMPDIR inside the tree: a look during the run skips the reports written here
         return _run_in(name, root, select, timeout, status, tmp)
 
 

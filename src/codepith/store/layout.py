@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codepith.errors import CodepithError
+from codepith.files import build_output
 
 # 4: the file table's fallback column; freshness state in meta.
 # 5: files whose parse has an ERROR root chunked by syntax when most of it is sound; float16
@@ -54,12 +55,7 @@ def index_dir(root: str, content: str, model_digest: str, cache: Path | None = N
     return (cache or cache_root()) / "indexes" / index_key(root, content, model_digest)
 
 
-CACHEDIR_TAG = "CACHEDIR.TAG"
-_TAG_TEXT = (
-    "Signature: 8a477f597d28d172789f06886806bc55\n"
-    "# This file is a cache directory tag created by codepith.\n"
-    "# For information about cache directory tags, see https://bford.info/cachedir/\n"
-)
+CACHEDIR_TAG = build_output.CACHEDIR_TAG
 
 
 def tag_cache_folder(folder: Path) -> None:
@@ -69,14 +65,7 @@ def tag_cache_folder(folder: Path) -> None:
     commits a change the next look applied: a new generation on every search of a watched index), and
     backup tools'. Never the cache root itself, which may hold what is not codepith's. Best effort: a
     folder that cannot take the file is used as it is."""
-    tag = folder / CACHEDIR_TAG
-    if tag.is_file():
-        return
-    try:
-        with open(tag, "x", encoding="ascii") as out:
-            out.write(_TAG_TEXT)
-    except OSError:
-        pass
+    build_output.tag_folder(folder)
 
 
 class CacheError(Exception):

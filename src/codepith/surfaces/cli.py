@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from codepith._version import __version__
 from codepith.errors import CodepithError
-from codepith.files.names import show_name
+from codepith.files.names import show_example, show_name
 from codepith.limits import MAX_MAX_CHARS, MAX_TOP_K, MIN_MAX_CHARS
 
 if TYPE_CHECKING:
@@ -213,8 +213,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     for root, stats in zip(index.roots, index.last_stats, strict=True):
         reason = index.rebuilt.get(str(root))
         shown = show_name(str(root))  # a folder name may hold a newline, which would forge a report line
-        if reason:
-            print(f"{shown}: cached index unusable ({reason}); rebuilt")
+        if reason:  # warned of as it was found; this says how it ended (a segment's files, or all, redone)
+            done = "verified: damage found and repaired" if args.verify else "cached index repaired"
+            print(f"{shown}: {done} ({reason})")
         elif args.verify:
             print(f"{shown}: verified: every byte of the index matches its checksums")
         print(
@@ -237,7 +238,7 @@ def _print_report(title: str, report: SkipReport) -> None:
         return
     print(f"  {title}:")
     for why, n in sorted(report.counts.items(), key=lambda kv: -kv[1]):
-        examples = ", ".join(show_name(e) for e in report.examples.get(why, []))
+        examples = ", ".join(show_example(e) for e in report.examples.get(why, []))
         print(f"    {why}: {n}" + (f" (e.g. {examples})" if examples else ""))
 
 
