@@ -301,3 +301,20 @@ def test_structure_parses_only_what_the_index_chunked_with_syntax(tmp_path: Path
     good.write_text("def parsed_fine():\n    return 3  # changed, not yet re-indexed\n")
     os.utime(good, ns=(1, 1))
     assert index.definitions("good.py", "python") == () and len(seen) == 1
+
+
+def test_a_c_keyword_read_as_a_name_is_no_definition_and_leads_no_map(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    """``__visible struct {...} x;`` (a macro before an anonymous struct) is read by C's grammar as a
+    function named ``struct``: every C file "used" that name, and the kernel's map opened with it."""
+    from codepith.api import Index
+    from codepith.chunks.chunker import chunk_file
+
+    odd = "__visible struct {\n\tunsigned long offset;\n} bios_entry;\n\nint real_helper(int x)\n{\n\treturn x;\n}\n"
+    assert [d.name for d in definitions(parse(odd, "c"), "c", odd.encode())] == ["real_helper"]  # type: ignore[arg-type]
+    for language in ("c", "cpp", "objc"):
+        assert all("struct" not in c.symbols for c in chunk_file("odd.c", odd, language)), language
+    (tmp_path / "odd.c").write_text(odd)
+    for i in range(3):
+        (tmp_path / f"user{i}.c").write_text(f"struct s{i} {{ int a; }};\nint use{i}(void)\n{{\n\treturn real_helper({i});\n}}\n")
+    repo_map = Index.from_path(tmp_path, model=model).outline(".")
+    assert repo_map.entries[0].definition.name == "real_helper", [e.definition.name for e in repo_map.entries]
