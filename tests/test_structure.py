@@ -315,6 +315,7 @@ def test_a_c_keyword_read_as_a_name_is_no_definition_and_leads_no_map(tmp_path: 
         assert all("struct" not in c.symbols for c in chunk_file("odd.c", odd, language)), language
     (tmp_path / "odd.c").write_text(odd)
     for i in range(3):
-        (tmp_path / f"user{i}.c").write_text(f"struct s{i} {{ int a; }};\nint use{i}(void)\n{{\n\treturn real_helper({i});\n}}\n")
+        user = f"struct s{i} {{ int a; }};\nint use{i}(void)\n{{\n\treturn real_helper({i});\n}}\n"
+        (tmp_path / f"user{i}.c").write_text(user)
     repo_map = Index.from_path(tmp_path, model=model).outline(".")
     assert repo_map.entries[0].definition.name == "real_helper", [e.definition.name for e in repo_map.entries]
