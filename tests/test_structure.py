@@ -319,3 +319,28 @@ def test_a_c_keyword_read_as_a_name_is_no_definition_and_leads_no_map(tmp_path: 
         (tmp_path / f"user{i}.c").write_text(user)
     repo_map = Index.from_path(tmp_path, model=model).outline(".")
     assert repo_map.entries[0].definition.name == "real_helper", [e.definition.name for e in repo_map.entries]
+
+
+def test_an_outline_says_why_a_file_has_none(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A file indexed as line windows was "no definitions found" (it had thousands), and one the index left
+    out for its size "nothing indexed under" it, as if it were not there."""
+    import codepith.chunks.chunker as chunker
+    from codepith.api import Index
+    from codepith.errors import PathError
+    from codepith.output.outline import render_outline
+
+    monkeypatch.setattr(chunker, "MAX_FILE_CHUNKS", 5)
+    monkeypatch.setenv("CODEPITH_WORKERS", "0")
+    monkeypatch.setenv("CODEPITH_MAX_FILE_BYTES", "2000")
+    (tmp_path / "generated.py").write_text("".join(f"def fn_{i}():\n    return {i}\n\n\n" for i in range(40)))
+    (tmp_path / "big.py").write_text("def big():\n    return 1\n" + "# padding\n" * 300)
+    (tmp_path / "empty_of_defs.py").write_text("X = 1\n")
+    index = Index.from_path(tmp_path, model=model, use_cache=False)
+    text = render_outline(index.outline("generated.py"), max_chars=4000, read_call=mcp_read_call, outline_call=str)
+    assert text == "OUTLINE generated.py  no outline: indexed as line windows (chunker error: more than 5 chunks)"
+    text = render_outline(index.outline("empty_of_defs.py"), max_chars=4000, read_call=mcp_read_call, outline_call=str)
+    assert text == "OUTLINE empty_of_defs.py  no definitions found (python)"
+    with pytest.raises(PathError, match=r"^big\.py is not indexed \(3,024 bytes, over the 2,000 the index takes"):
+        index.outline("big.py")
+    with pytest.raises(PathError, match="nothing indexed under nope.py"):
+        index.outline("nope.py")

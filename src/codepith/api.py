@@ -14,10 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import wraps
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from codepith.chunks.chunk import Chunk
 from codepith.chunks.lines import numbered_lines
+from codepith.chunks.syntax import SPECS
 from codepith.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -36,7 +38,7 @@ from codepith.files.walk import max_file_bytes_limit
 from codepith.files.watch import TreeWatcher, watch_tree
 from codepith.index import build
 from codepith.index.corpus import Corpus, CorpusPart
-from codepith.index.repo import RepoData
+from codepith.index.repo import FileRecord, RepoData
 from codepith.limits import MAX_LINE, MAX_TOP_K
 from codepith.memory import prefer_small_pages
 from codepith.model.loader import StaticModel, load_model
@@ -49,7 +51,7 @@ from codepith.store.manifest import Store, disk_reason
 from codepith.store.view import View
 from codepith.structure.definitions import Definition
 from codepith.structure.outline import FileOutline, RepoMap, map_entries
-from codepith.structure.parsed import ParsedFile, parsed_file
+from codepith.structure.parsed import MAX_PARSE_BYTES, ParsedFile, parsed_file
 from codepith.structure.repomap import (
     ReferenceGraph,
     load_graph,
@@ -835,7 +837,11 @@ class Index:
         idxs = corpus.chunk_indices(rel) if rel else []
         if idxs:
             language = corpus.chunks[idxs[0]].language
-            return FileOutline(rel, language, self.definitions(rel, language))
+            defs = self.definitions(rel, language)
+            return FileOutline(rel, language, defs, "" if defs else self._unparsed(rel, language))
+        skipped = self._skipped(rel) if rel else None
+        if skipped:
+            raise PathError(f"{show_name(path, limit=200)} is not indexed ({skipped})")
         scope = rel.rstrip("/")
         if scope and not any(f.startswith(scope + "/") for f in corpus.files):  # not corpus.chunks: 12 s on the kernel
             raise PathError(f"nothing indexed under {show_name(path, limit=200)}")
@@ -893,6 +899,45 @@ class Index:
         """Every definition of an indexed file (a result path), parsed from disk; () when unknown."""
         parsed = self._parsed(file_path, language)
         return parsed.definitions() if parsed is not None else ()
+
+    def _record(self, file_path: str) -> FileRecord | None:
+        root, rel = self.locate(file_path)
+        return self._data[self.roots.index(root)].files.get(rel)
+
+    def _skipped(self, file_path: str) -> str | None:
+        """Why the index left out this file (a file on disk it does not hold), None for anything else.
+        Only its size is looked at: an ignored or secret file stays unread."""
+        from codepith.files.walk import MAX_FILE_BYTES_ENV, max_file_bytes_limit
+
+        root, rel = self.locate(file_path)
+        try:
+            st = (root / rel).stat()
+        except (OSError, ValueError):
+            return None
+        if not S_ISREG(st.st_mode):
+            return None
+        limit = max_file_bytes_limit()
+        if st.st_size > limit:
+            return f"{st.st_size:,} bytes, over the {limit:,} the index takes; {MAX_FILE_BYTES_ENV} raises it"
+        return "ignored, secret, generated or not a source file"
+
+    def _unparsed(self, file_path: str, language: str) -> str:
+        """Why an indexed file has no parse for its outline, "" when it has one (or no grammar)."""
+        rec = self._record(file_path)
+        if rec is None or language not in SPECS:
+            return ""
+        if rec.fallback is not None:
+            return f"indexed as line windows ({rec.fallback})"
+        root, rel = self.locate(file_path)
+        try:
+            st = (root / rel).stat()
+        except OSError:
+            return "the file is gone since it was indexed"
+        if (st.st_size, st.st_mtime_ns) != (rec.size, rec.mtime_ns):
+            return "the file changed since it was indexed"
+        if st.st_size > MAX_PARSE_BYTES:
+            return f"over {MAX_PARSE_BYTES:,} bytes"
+        return ""
 
     def _parsed(self, file_path: str, language: str) -> ParsedFile | None:
         """The parse of an indexed file, only of the bytes the index chunked with syntax: a file whose

@@ -56,6 +56,8 @@ def render_file_outline(outline: FileOutline, *, max_chars: int, read_call: Read
     defs = outline.definitions
     head = f"OUTLINE {show_name(outline.path)}  {len(defs)} definitions"
     if not defs:
+        if outline.unparsed:
+            return _fit([f"OUTLINE {show_name(outline.path)}  no outline: {outline.unparsed}"], max_chars)
         language = outline.language or "unknown language"
         return _fit([f"OUTLINE {show_name(outline.path)}  no definitions found ({language})"], max_chars)
     rows = [_row(d, d.depth) for d in defs]
