@@ -364,3 +364,26 @@ def test_a_large_map_renders_in_linear_time() -> None:
     text = render_repo_map(repo_map, max_chars=100_000, outline_call=lambda p: f"outline({p})", read_call=str)
     assert time.perf_counter() - started < 2.0
     assert len(text) <= 100_000 and "more definitions; e.g. outline(pkg/m" in text.splitlines()[-1]
+
+
+def test_a_map_of_more_files_than_the_parse_cache_holds_parses_them_once(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import codepith.structure.parsed as parsed
+    from codepith.api import Index
+
+    n = parsed.CACHE_FILES + 16
+    for i in range(n):
+        (tmp_path / f"mod_{i}.py").write_text(f"def helper_number_{i}(x):\n    return x\n")
+    calls = "".join(f"    helper_number_{i}(1)\n" for i in range(n))
+    (tmp_path / "main.py").write_text(f"def main():\n{calls}")
+    index = Index.from_path(tmp_path, model=model)
+    seen: list[int] = []
+    real = parsed.parse
+
+    def counting(text: str, language: str):  # type: ignore[no-untyped-def]
+        seen.append(1)
+        return real(text, language)
+
+    monkeypatch.setattr(parsed, "parse", counting)
+    first = index.outline(".", limit=500)
+    assert len(first.entries) == n + 1 and len(seen) == n + 1
+    assert index.outline(".", limit=500) == first and len(seen) == n + 1  # the second map parses nothing

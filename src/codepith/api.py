@@ -51,7 +51,7 @@ from codepith.store.manifest import Store, disk_reason
 from codepith.store.view import View
 from codepith.structure.definitions import Definition
 from codepith.structure.outline import FileOutline, RepoMap, map_entries
-from codepith.structure.parsed import MAX_PARSE_BYTES, ParsedFile, parsed_file
+from codepith.structure.parsed import MAX_PARSE_BYTES, ParsedFile, parsed_definitions, parsed_file
 from codepith.structure.repomap import (
     ReferenceGraph,
     load_graph,
@@ -897,8 +897,11 @@ class Index:
     @_locked
     def definitions(self, file_path: str, language: str) -> tuple[Definition, ...]:
         """Every definition of an indexed file (a result path), parsed from disk; () when unknown."""
-        parsed = self._parsed(file_path, language)
-        return parsed.definitions() if parsed is not None else ()
+        root, rel = self.locate(file_path)
+        rec = self._data[self.roots.index(root)].files.get(rel)
+        if rec is None or rec.skip is not None or rec.fallback is not None:  # as ``_parsed``
+            return ()
+        return parsed_definitions(root / rel, language, expect=(rec.size, rec.mtime_ns)) or ()
 
     def _record(self, file_path: str) -> FileRecord | None:
         root, rel = self.locate(file_path)
