@@ -137,8 +137,10 @@ def reference_graph(chunks: Iterable[Chunk]) -> ReferenceGraph:
             def_rows.append((f, i))
         counts = Counter(_IDENTIFIER.findall("\n".join(texts)))
         if counts:
+            new = [k for k in counts if k not in ids]  # most identifiers were seen in an earlier file
+            ids.update(zip(new, range(len(ids), len(ids) + len(new)), strict=True))
             use_files.append(np.full(len(counts), f, np.int32))
-            use_ids.append(np.fromiter((ids.setdefault(k, len(ids)) for k in counts), np.int64, len(counts)))
+            use_ids.append(np.fromiter(map(ids.__getitem__, counts), np.int64, len(counts)))
             use_counts.append(np.fromiter(counts.values(), np.float64, len(counts)))
 
     for chunk in chunks:
