@@ -151,3 +151,25 @@ def test_the_reference_graph_is_made_once_per_generation(tmp_path: Path, model, 
     again.refresh()
     names = [e.definition.name for e in again.outline(".").entries]  # a new generation: made again
     assert len(made) == 2 and "renamed_caller" in names and "caller" not in names
+
+
+def test_a_touched_file_keeps_the_reference_graph(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A commit that only renews a file's stamps (touched, same bytes) is a new generation with the same
+    content: the map's references (a minute for the kernel) are not made again, here or in a new process."""
+    import os
+
+    from codepith.api import Index
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "core.py").write_text("def shared_helper(x):\n    return x\n")
+    (root / "user.py").write_text("from core import shared_helper\n\n\ndef caller():\n    return shared_helper(1)\n")
+    made: list[int] = []
+    real = repomap.reference_graph
+    monkeypatch.setattr("codepith.api.reference_graph", lambda chunks: made.append(1) or real(chunks))
+    index = Index.from_path(root, model=model)
+    first = index.outline(".")
+    os.utime(root / "user.py", ns=(10**18, 10**18))
+    index.refresh()
+    assert index.outline(".") == first and len(made) == 1
+    assert Index.from_path(root, model=model).outline(".") == first and len(made) == 1

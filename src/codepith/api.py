@@ -317,7 +317,7 @@ class Index:
         self._gone: set[int] = set()  # roots of several whose folder is gone: left out until it is back
         self._live: list[int] = []  # the roots the open corpus holds, in its parts' order
         self._corpus: Corpus | None = None
-        self._graph: tuple[str, ReferenceGraph, np.ndarray] | None = None  # (generations, references, scores)
+        self._graph: tuple[weakref.ref[Corpus], ReferenceGraph, np.ndarray] | None = None  # (corpus, refs, scores)
         # A long-lived caller asks to watch the tree: each refresh then looks only at the paths that
         # moved (watchers start before the first look, so nothing in between is missed).
         self._watchers: list[TreeWatcher | None] = [watch_tree(r) if watch else None for r in roots]
@@ -879,9 +879,10 @@ class Index:
         next process (the kernel's pass over every chunk takes about a minute, its walk 2-3 s; loading
         both, a fraction of a second)."""
         corpus = self.corpus
-        key = repr(self._generations)
-        if self._graph is not None and self._graph[0] == key:
+        if self._graph is not None and self._graph[0]() is corpus:
             return self._graph[1], self._graph[2]
+        # by content, not by generation number: a commit that only renewed stamps (a file touched) keeps it
+        key = repr([(p.prefix, p.view.content_key()) for p in corpus.parts])
         folder = self._stores[0].folder if len(self._stores) == 1 else None
         got = load_graph(folder, key, corpus.files) if folder is not None else None
         if got is None:
@@ -891,17 +892,14 @@ class Index:
                 save_graph(graph, folder, key, plain)
         else:
             graph, plain = got
-        self._graph = (key, graph, plain)
+        self._graph = (weakref.ref(corpus), graph, plain)  # a weak one: a replaced corpus is not kept
         return graph, plain
 
     @_locked
     def definitions(self, file_path: str, language: str) -> tuple[Definition, ...]:
         """Every definition of an indexed file (a result path), parsed from disk; () when unknown."""
-        root, rel = self.locate(file_path)
-        rec = self._data[self.roots.index(root)].files.get(rel)
-        if rec is None or rec.skip is not None or rec.fallback is not None:  # as ``_parsed``
-            return ()
-        return parsed_definitions(root / rel, language, expect=(rec.size, rec.mtime_ns)) or ()
+        found = self._parsable(file_path)
+        return (parsed_definitions(found[0], language, found[1]) or ()) if found is not None else ()
 
     def _record(self, file_path: str) -> FileRecord | None:
         root, rel = self.locate(file_path)
@@ -946,12 +944,17 @@ class Index:
         """The parse of an indexed file, only of the bytes the index chunked with syntax: a file whose
         chunking fell back to line windows (a grammar that crashed or hung on it, a nest too deep) or that
         changed since is not parsed in this process, where a hang or a crash would take every caller."""
+        found = self._parsable(file_path)
+        return parsed_file(found[0], language, found[1]) if found is not None else None
+
+    def _parsable(self, file_path: str) -> tuple[Path, tuple[int, int]] | None:
+        """(the file on disk, the size and mtime the index chunked) of a file chunked with syntax, else None."""
         root, rel = self.locate(file_path)
         check_in_place(str(root))
         rec = self._data[self.roots.index(root)].files.get(rel)
         if rec is None or rec.skip is not None or rec.fallback is not None:
             return None
-        return parsed_file(root / rel, language, expect=(rec.size, rec.mtime_ns))
+        return root / rel, (rec.size, rec.mtime_ns)
 
     def _corpus_path(self, path: str) -> str:
         """``path`` as the corpus names it ("" for the whole corpus); refused when outside every root."""
