@@ -194,3 +194,16 @@ def test_comments_nested_as_real_code_nests_them_keep_syntax_chunks() -> None:
     text = "/* outer /* inner */ still outer */\nfunc f() -> Int {\n    return 1 /* one */\n}\n" * 20
     chunks, why = chunk_file_checked("a.swift", text, "swift")
     assert why is None and any("f" in c.symbols for c in chunks)
+
+
+def test_a_file_never_has_more_chunks_than_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the limit a file gets line windows, widened until they fit, still covering every line."""
+    import codepith.chunks.chunker as chunker
+
+    monkeypatch.setattr(chunker, "MAX_FILE_CHUNKS", 10)
+    text = "".join(f"def fn_{i}():\n    return {i}\n" for i in range(2000))
+    chunks, why = chunker.chunk_file_checked("gen.py", text, "python")
+    assert why == "chunker error: more than 10 chunks"
+    assert 0 < len(chunks) <= 10
+    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+    assert covered == set(range(1, 4001))

@@ -122,6 +122,25 @@ def test_a_chunker_error_gives_line_windows_and_is_reported(tmp_path: Path) -> N
     found = _cli(env, "search", "windowed_function", str(root), "-k", "1")
     assert "FILE bad.py  LINES 1-3" in found.stdout
 
+def test_a_file_of_more_definitions_than_a_segment_holds_does_not_fail_the_build(tmp_path: Path) -> None:
+    """70,000 one-line functions (840 KB, under the default size limit) were 70,000 chunks, more than one
+    index segment numbers: the whole build failed with an internal error."""
+    import itertools
+    import string
+
+    root = tmp_path / "repo"
+    alnum = string.ascii_letters + string.digits
+    names = ("".join(t) for t in itertools.product(string.ascii_uppercase, alnum, alnum))
+    generated = "".join(f"def {name}():0\n" for name in itertools.islice(names, 70_000))
+    write(root, {"generated.py": generated, "good.py": "def fine_marker_function():\n    return 1\n"})
+    env = _env(tmp_path)
+    proc = _cli(env, "index", str(root))
+    assert proc.returncode == 0, proc.stderr
+    assert "chunker error: more than 50000 chunks: 1 (e.g. generated.py)" in proc.stdout, proc.stdout
+    found = _cli(env, "search", "fine_marker_function", str(root), "-k", "1")
+    assert "FILE good.py" in found.stdout, found.stdout
+
+
 
 WORKER_FAULT = """
 import os

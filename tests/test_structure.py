@@ -301,3 +301,104 @@ def test_structure_parses_only_what_the_index_chunked_with_syntax(tmp_path: Path
     good.write_text("def parsed_fine():\n    return 3  # changed, not yet re-indexed\n")
     os.utime(good, ns=(1, 1))
     assert index.definitions("good.py", "python") == () and len(seen) == 1
+
+
+def test_a_c_keyword_read_as_a_name_is_no_definition_and_leads_no_map(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    """``__visible struct {...} x;`` (a macro before an anonymous struct) is read by C's grammar as a
+    function named ``struct``: every C file "used" that name, and the kernel's map opened with it."""
+    from codepith.api import Index
+    from codepith.chunks.chunker import chunk_file
+
+    odd = "__visible struct {\n\tunsigned long offset;\n} bios_entry;\n\nint real_helper(int x)\n{\n\treturn x;\n}\n"
+    assert [d.name for d in definitions(parse(odd, "c"), "c", odd.encode())] == ["real_helper"]  # type: ignore[arg-type]
+    for language in ("c", "cpp", "objc"):
+        assert all("struct" not in c.symbols for c in chunk_file("odd.c", odd, language)), language
+    (tmp_path / "odd.c").write_text(odd)
+    for i in range(3):
+        user = f"struct s{i} {{ int a; }};\nint use{i}(void)\n{{\n\treturn real_helper({i});\n}}\n"
+        (tmp_path / f"user{i}.c").write_text(user)
+    repo_map = Index.from_path(tmp_path, model=model).outline(".")
+    assert repo_map.entries[0].definition.name == "real_helper", [e.definition.name for e in repo_map.entries]
+
+
+def test_an_outline_says_why_a_file_has_none(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A file indexed as line windows was "no definitions found" (it had thousands), and one the index left
+    out for its size "nothing indexed under" it, as if it were not there."""
+    import codepith.chunks.chunker as chunker
+    from codepith.api import Index
+    from codepith.errors import PathError
+    from codepith.output.outline import render_outline
+
+    monkeypatch.setattr(chunker, "MAX_FILE_CHUNKS", 5)
+    monkeypatch.setenv("CODEPITH_WORKERS", "0")
+    monkeypatch.setenv("CODEPITH_MAX_FILE_BYTES", "2000")
+    (tmp_path / "generated.py").write_text("".join(f"def fn_{i}():\n    return {i}\n\n\n" for i in range(40)))
+    (tmp_path / "big.py").write_text("def big():\n    return 1\n" + "# padding\n" * 300)
+    (tmp_path / "empty_of_defs.py").write_text("X = 1\n")
+    index = Index.from_path(tmp_path, model=model, use_cache=False)
+    text = render_outline(index.outline("generated.py"), max_chars=4000, read_call=mcp_read_call, outline_call=str)
+    assert text == "OUTLINE generated.py  no outline: indexed as line windows (chunker error: more than 5 chunks)"
+    text = render_outline(index.outline("empty_of_defs.py"), max_chars=4000, read_call=mcp_read_call, outline_call=str)
+    assert text == "OUTLINE empty_of_defs.py  no definitions found (python)"
+    with pytest.raises(PathError, match=r"^big\.py is not indexed \(3,024 bytes, over the 2,000 the index takes"):
+        index.outline("big.py")
+    with pytest.raises(PathError, match="nothing indexed under nope.py"):
+        index.outline("nope.py")
+
+
+def test_a_large_map_renders_in_linear_time() -> None:
+    """A 100,000-character map of the kernel (3,333 candidate rows) spent 1.4 s comparing every row left
+    out with every row shown, to name the first one left out."""
+    import time
+
+    from codepith.output.outline import render_repo_map
+    from codepith.structure.definitions import Definition
+    from codepith.structure.outline import MapEntry, RepoMap
+
+    entries = tuple(
+        MapEntry(f"pkg/m{i // 3}.py", Definition("function", f"fn_{i}", f"def fn_{i}(x):", 3, 3, 4, 0), 1.0 / (i + 1))
+        for i in range(20_000)
+    )
+    repo_map = RepoMap(".", entries, files=20_000 // 3, names=len(entries))
+    started = time.perf_counter()
+    text = render_repo_map(repo_map, max_chars=100_000, outline_call=lambda p: f"outline({p})", read_call=str)
+    assert time.perf_counter() - started < 2.0
+    assert len(text) <= 100_000 and "more definitions; e.g. outline(pkg/m" in text.splitlines()[-1]
+
+
+def test_a_map_of_more_files_than_the_parse_cache_holds_parses_them_once(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import codepith.structure.parsed as parsed
+    from codepith.api import Index
+
+    n = parsed.CACHE_FILES + 16
+    for i in range(n):
+        (tmp_path / f"mod_{i}.py").write_text(f"def helper_number_{i}(x):\n    return x\n")
+    calls = "".join(f"    helper_number_{i}(1)\n" for i in range(n))
+    (tmp_path / "main.py").write_text(f"def main():\n{calls}")
+    index = Index.from_path(tmp_path, model=model)
+    seen: list[int] = []
+    real = parsed.parse
+
+    def counting(text: str, language: str):  # type: ignore[no-untyped-def]
+        seen.append(1)
+        return real(text, language)
+
+    monkeypatch.setattr(parsed, "parse", counting)
+    first = index.outline(".", limit=500)
+    assert len(first.entries) == n + 1 and len(seen) == n + 1
+    assert index.outline(".", limit=500) == first and len(seen) == n + 1  # the second map parses nothing
+
+
+def test_a_breadcrumb_in_a_deep_nest_costs_its_depth_once() -> None:
+    """``node.parent`` walks down from the root in tree-sitter: climbing a 40,000-deep nest one parent at a
+    time took 17 s for one breadcrumb (a related call on such a file, 137 s)."""
+    import time
+
+    depth = 20_000
+    source = "int main(void)\n" + "{\n" * depth + "x;\n" + "}\n" * depth
+    tree = parse(source, "c")
+    assert tree is not None
+    started = time.perf_counter()
+    chain = enclosing(tree, "c", source.encode(), depth + 2)
+    assert time.perf_counter() - started < 2.0
+    assert [d.name for d in chain] == ["main"]

@@ -14,10 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import wraps
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
+from stat import S_ISREG
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from codepith.chunks.chunk import Chunk
 from codepith.chunks.lines import numbered_lines
+from codepith.chunks.syntax import SPECS
 from codepith.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -36,7 +38,7 @@ from codepith.files.walk import max_file_bytes_limit
 from codepith.files.watch import TreeWatcher, watch_tree
 from codepith.index import build
 from codepith.index.corpus import Corpus, CorpusPart
-from codepith.index.repo import RepoData
+from codepith.index.repo import FileRecord, RepoData
 from codepith.limits import MAX_LINE, MAX_TOP_K
 from codepith.memory import prefer_small_pages
 from codepith.model.loader import StaticModel, load_model
@@ -49,8 +51,18 @@ from codepith.store.manifest import Store, disk_reason
 from codepith.store.view import View
 from codepith.structure.definitions import Definition
 from codepith.structure.outline import FileOutline, RepoMap, map_entries
-from codepith.structure.parsed import ParsedFile, parsed_file
-from codepith.structure.repomap import rank_definitions
+from codepith.structure.parsed import MAX_PARSE_BYTES, ParsedFile, parsed_definitions, parsed_file
+from codepith.structure.repomap import (
+    ReferenceGraph,
+    load_graph,
+    ranked_names,
+    reference_graph,
+    save_graph,
+    score_definitions,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger("codepith")
 
@@ -305,6 +317,7 @@ class Index:
         self._gone: set[int] = set()  # roots of several whose folder is gone: left out until it is back
         self._live: list[int] = []  # the roots the open corpus holds, in its parts' order
         self._corpus: Corpus | None = None
+        self._graph: tuple[weakref.ref[Corpus], ReferenceGraph, np.ndarray] | None = None  # (corpus, refs, scores)
         # A long-lived caller asks to watch the tree: each refresh then looks only at the paths that
         # moved (watchers start before the first look, so nothing in between is missed).
         self._watchers: list[TreeWatcher | None] = [watch_tree(r) if watch else None for r in roots]
@@ -824,10 +837,15 @@ class Index:
         idxs = corpus.chunk_indices(rel) if rel else []
         if idxs:
             language = corpus.chunks[idxs[0]].language
-            return FileOutline(rel, language, self.definitions(rel, language))
+            defs = self.definitions(rel, language)
+            return FileOutline(rel, language, defs, "" if defs else self._unparsed(rel, language))
+        skipped = self._skipped(rel) if rel else None
+        if skipped:
+            raise PathError(f"{show_name(path, limit=200)} is not indexed ({skipped})")
         scope = rel.rstrip("/")
-        inside = [c for c in corpus.chunks if not scope or c.file_path.startswith(scope + "/")]
-        if not inside:
+        if scope and not any(f.startswith(scope + "/") for f in corpus.files):  # not corpus.chunks: 12 s on the kernel
+            raise PathError(f"nothing indexed under {show_name(path, limit=200)}")
+        if not len(corpus):
             raise PathError(f"nothing indexed under {show_name(path, limit=200)}")
         focus_files: dict[str, float] = {}
         terms: list[str] = []
@@ -842,31 +860,101 @@ class Index:
             for rank, hit in enumerate(self.search(text, top_k=20, refresh=False)):
                 focus_files[hit.chunk.file_path] = focus_files.get(hit.chunk.file_path, 0.0) + 1.0 / (rank + 1)
             terms = [t for t in query_terms(text) if len(t) >= 3]
-        ranked = [
-            r
-            for r in rank_definitions(corpus.chunks, focus_files=focus_files, focus_terms=terms, demote=_secondary)
-            if not scope or r.path.startswith(scope + "/")
-        ]
-        languages = {c.file_path: c.language for c in inside}
-        entries = map_entries(ranked, lambda p: self.definitions(p, languages.get(p, "")), limit)
-        return RepoMap(path, tuple(entries), len({r.path for r in ranked}), len(ranked))
+        graph, plain = self._reference_graph()
+        if focus_files or terms:
+            scores = score_definitions(graph, focus_files=focus_files, focus_terms=terms, demote=_secondary)
+        else:
+            scores = plain
+        ranked = ranked_names(graph, scores, scope)
+        entries = map_entries(ranked, lambda p: self.definitions(p, self._language(p)), limit)
+        return RepoMap(path, tuple(entries), ranked.files, len(ranked))
+
+    def _language(self, file_path: str) -> str:
+        idxs = self.corpus.chunk_indices(file_path)
+        return self.corpus.chunks[idxs[0]].language if idxs else ""
+
+    def _reference_graph(self) -> tuple[ReferenceGraph, np.ndarray]:
+        """The corpus's name references (``structure.repomap``) and their scores without a focus, made once
+        per generation: kept here for a long-lived caller and saved beside a single root's index for the
+        next process (the kernel's pass over every chunk takes about a minute, its walk 2-3 s; loading
+        both, a fraction of a second)."""
+        corpus = self.corpus
+        if self._graph is not None and self._graph[0]() is corpus:
+            return self._graph[1], self._graph[2]
+        # by content, not by generation number: a commit that only renewed stamps (a file touched) keeps it
+        key = repr([(p.prefix, p.view.content_key()) for p in corpus.parts])
+        folder = self._stores[0].folder if len(self._stores) == 1 else None
+        got = load_graph(folder, key, corpus.files) if folder is not None else None
+        if got is None:
+            graph = reference_graph(corpus.chunks)
+            plain = score_definitions(graph, demote=_secondary)
+            if folder is not None:
+                save_graph(graph, folder, key, plain)
+        else:
+            graph, plain = got
+        self._graph = (weakref.ref(corpus), graph, plain)  # a weak one: a replaced corpus is not kept
+        return graph, plain
 
     @_locked
     def definitions(self, file_path: str, language: str) -> tuple[Definition, ...]:
         """Every definition of an indexed file (a result path), parsed from disk; () when unknown."""
-        parsed = self._parsed(file_path, language)
-        return parsed.definitions() if parsed is not None else ()
+        found = self._parsable(file_path)
+        return (parsed_definitions(found[0], language, found[1]) or ()) if found is not None else ()
+
+    def _record(self, file_path: str) -> FileRecord | None:
+        root, rel = self.locate(file_path)
+        return self._data[self.roots.index(root)].files.get(rel)
+
+    def _skipped(self, file_path: str) -> str | None:
+        """Why the index left out this file (a file on disk it does not hold), None for anything else.
+        Only its size is looked at: an ignored or secret file stays unread."""
+        from codepith.files.walk import MAX_FILE_BYTES_ENV, max_file_bytes_limit
+
+        root, rel = self.locate(file_path)
+        try:
+            st = (root / rel).stat()
+        except (OSError, ValueError):
+            return None
+        if not S_ISREG(st.st_mode):
+            return None
+        limit = max_file_bytes_limit()
+        if st.st_size > limit:
+            return f"{st.st_size:,} bytes, over the {limit:,} the index takes; {MAX_FILE_BYTES_ENV} raises it"
+        return "ignored, secret, generated or not a source file"
+
+    def _unparsed(self, file_path: str, language: str) -> str:
+        """Why an indexed file has no parse for its outline, "" when it has one (or no grammar)."""
+        rec = self._record(file_path)
+        if rec is None or language not in SPECS:
+            return ""
+        if rec.fallback is not None:
+            return f"indexed as line windows ({rec.fallback})"
+        root, rel = self.locate(file_path)
+        try:
+            st = (root / rel).stat()
+        except OSError:
+            return "the file is gone since it was indexed"
+        if (st.st_size, st.st_mtime_ns) != (rec.size, rec.mtime_ns):
+            return "the file changed since it was indexed"
+        if st.st_size > MAX_PARSE_BYTES:
+            return f"over {MAX_PARSE_BYTES:,} bytes"
+        return ""
 
     def _parsed(self, file_path: str, language: str) -> ParsedFile | None:
         """The parse of an indexed file, only of the bytes the index chunked with syntax: a file whose
         chunking fell back to line windows (a grammar that crashed or hung on it, a nest too deep) or that
         changed since is not parsed in this process, where a hang or a crash would take every caller."""
+        found = self._parsable(file_path)
+        return parsed_file(found[0], language, found[1]) if found is not None else None
+
+    def _parsable(self, file_path: str) -> tuple[Path, tuple[int, int]] | None:
+        """(the file on disk, the size and mtime the index chunked) of a file chunked with syntax, else None."""
         root, rel = self.locate(file_path)
         check_in_place(str(root))
         rec = self._data[self.roots.index(root)].files.get(rel)
         if rec is None or rec.skip is not None or rec.fallback is not None:
             return None
-        return parsed_file(root / rel, language, expect=(rec.size, rec.mtime_ns))
+        return root / rel, (rec.size, rec.mtime_ns)
 
     def _corpus_path(self, path: str) -> str:
         """``path`` as the corpus names it ("" for the whole corpus); refused when outside every root."""

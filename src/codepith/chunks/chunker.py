@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 
 from .chunk import Chunk
 from .grammars import get_parser
-from .lines import line_chunks, make_chunk, split_lines, trim_span, window_spans
+from .lines import WINDOW_CHARS, WINDOW_LINES, line_chunks, make_chunk, split_lines, trim_span, window_spans
 from .markdown import markdown_chunks
 from .syntax import SPECS, Piece, syntax_pieces
 
@@ -42,6 +42,29 @@ def chunk_file_checked(rel_path: str, text: str, language: str) -> tuple[list[Ch
     No input may raise here: one odd file (a 3,000-deep nest, a grammar bug) must not fail the build
     of a whole repository, so any error gives line windows and a reason the index report can show.
     """
+    chunks, why = _chunks_checked(rel_path, text, language)
+    if len(chunks) <= MAX_FILE_CHUNKS:
+        return chunks, why
+    return _coarse_windows(rel_path, text, language), f"chunker error: more than {MAX_FILE_CHUNKS} chunks"
+
+
+# A file's chunks are numbered within one index segment (at most 65,535 of them): a generated file of 100,000
+# one-line definitions (1 MB) failed the whole build. Past this many a file gets line windows, widened until
+# they fit; real files stay far below (the kernel's most: a few thousand).
+MAX_FILE_CHUNKS = 50_000
+
+
+def _coarse_windows(rel_path: str, text: str, language: str) -> list[Chunk]:
+    """Line windows, widened (more lines, more characters each) until the file has at most MAX_FILE_CHUNKS."""
+    size, chars = WINDOW_LINES, WINDOW_CHARS
+    while True:
+        chunks = line_chunks(rel_path, text, language, size, chars)
+        if len(chunks) <= MAX_FILE_CHUNKS:
+            return chunks
+        size, chars = size * 4, chars * 4
+
+
+def _chunks_checked(rel_path: str, text: str, language: str) -> tuple[list[Chunk], str | None]:
     if not text.strip():
         return [], None
     if language == "c" and rel_path.endswith(".h"):

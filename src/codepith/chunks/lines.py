@@ -86,8 +86,10 @@ def make_chunk(
     )
 
 
-def line_chunks(rel_path: str, text: str, language: str, size: int = WINDOW_LINES) -> list[Chunk]:
+def line_chunks(
+    rel_path: str, text: str, language: str, size: int = WINDOW_LINES, max_chars: int = WINDOW_CHARS
+) -> list[Chunk]:
     """Split any text into windows of ``size`` lines; whitespace-only windows are skipped."""
     lines = split_lines(text)
-    spans = window_spans(lines, 0, len(lines) - 1, size)
+    spans = window_spans(lines, 0, len(lines) - 1, size, max_chars)
     return [make_chunk(rel_path, lines, s, e, language) for s, e in spans]

@@ -91,6 +91,9 @@ class LangSpec:
     # names a module-level statement binds without being a definition (``g = LocalProxy(...)``,
     # ``var ErrGone = errors.New(...)``): named by the chunk holding it (Chunk.binds), not chunks of their own
     binds: Callable[[Node], list[str]] | None = None
+    # words that name no definition: a grammar's recovery can read one as a name (C's reads
+    # ``__visible struct {...} x;`` as a function named ``struct``, the kernel's most "referenced" name)
+    reserved: frozenset[str] = frozenset()
 
 
 # -- special cases -------------------------------------------------------------------------------------
@@ -212,6 +215,11 @@ _C_DEFS = {
     "function_definition": "function", "struct_specifier": "struct", "union_specifier": "union",
     "enum_specifier": "enum", "type_definition": "type", "preproc_function_def": "macro",
 }  # fmt: skip
+_C_RESERVED = frozenset(
+    """auto break case char const continue default do double else enum extern float for goto if inline int
+    long register restrict return short signed sizeof static struct switch typedef union unsigned void
+    volatile while _Bool _Complex _Atomic _Noreturn _Static_assert _Thread_local""".split()
+)
 _JS_DEFS = {
     "function_declaration": "function", "generator_function_declaration": "function",
     "class_declaration": "class", "abstract_class_declaration": "class", "method_definition": "method",
@@ -474,6 +482,7 @@ SPECS: dict[str, LangSpec] = {
         defs=_C_DEFS,
         needs_body=frozenset({"struct_specifier", "union_specifier", "enum_specifier"}),
         binds=_c_binds,
+        reserved=_C_RESERVED,
     ),
     "cpp": LangSpec(
         defs={
@@ -487,6 +496,7 @@ SPECS: dict[str, LangSpec] = {
         needs_body=frozenset({"struct_specifier", "union_specifier", "enum_specifier", "class_specifier"}),
         special={"function_definition": _cpp_function},
         binds=_c_binds,
+        reserved=_C_RESERVED,
     ),  # fmt: skip
     "csharp": LangSpec(
         defs={
@@ -571,6 +581,7 @@ SPECS: dict[str, LangSpec] = {
         wrappers=frozenset({"implementation_definition"}),
         needs_body=frozenset({"struct_specifier", "union_specifier", "enum_specifier"}),
         binds=_c_binds,
+        reserved=_C_RESERVED,
     ),  # fmt: skip
     "lua": LangSpec(
         defs={"function_declaration": "function"},
@@ -672,10 +683,12 @@ def classify(node: Node, spec: LangSpec, depth: int = 0) -> Classified | None:
     if kind is not None:
         if node.type in spec.needs_body and node.child_by_field_name("body") is None:
             return None
-        return kind, _def_name(node), node
+        name = _def_name(node)
+        return None if name in spec.reserved else (kind, name, node)
     special = spec.special.get(node.type)
     if special is not None:
-        return special(node)
+        found = special(node)
+        return None if found is not None and found[1] in spec.reserved else found
     if node.type in spec.wrappers and depth < MAX_WRAPPERS:
         for child in reversed(node.named_children):
             found = classify(child, spec, depth + 1)

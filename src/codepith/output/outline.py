@@ -56,6 +56,8 @@ def render_file_outline(outline: FileOutline, *, max_chars: int, read_call: Read
     defs = outline.definitions
     head = f"OUTLINE {show_name(outline.path)}  {len(defs)} definitions"
     if not defs:
+        if outline.unparsed:
+            return _fit([f"OUTLINE {show_name(outline.path)}  no outline: {outline.unparsed}"], max_chars)
         language = outline.language or "unknown language"
         return _fit([f"OUTLINE {show_name(outline.path)}  no definitions found ({language})"], max_chars)
     rows = [_row(d, d.depth) for d in defs]
@@ -112,8 +114,9 @@ def render_repo_map(repo_map: RepoMap, *, max_chars: int, outline_call: OutlineC
         out.append(show_name(path))  # a name holding a newline must not forge a row
         out.extend(_row(e.definition, 1) for e in sorted(items, key=lambda e: e.definition.line))
     if shown < repo_map.names:
-        left = [e for e in entries if e not in chosen]
-        out.append(_map_trailer(repo_map, shown, left, outline_call))
+        taken = {id(e) for e in chosen}  # not ``e not in chosen``: thousands of rows compared with each other
+        left = next((e for e in entries if id(e) not in taken), None)
+        out.append(_map_trailer(repo_map, shown, [left] if left is not None else [], outline_call))
     if not chosen and entries:
         first = entries[0]
         out.append(read_call(first.path, first.definition.start_line, first.definition.start_line))

@@ -104,6 +104,13 @@ class View:
     def __len__(self) -> int:
         return self.n
 
+    def content_key(self) -> str:
+        """A digest of what this generation holds (its segments and live file rows, as ``reused`` compares
+        them): equal for two generations that differ only in stamps, or in another process."""
+        import hashlib
+
+        return hashlib.blake2b(repr(self._key).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
     # -- per chunk -----------------------------------------------------------------------------------
     def file_chunks(self, f: int) -> list[Chunk]:
         """The chunks of the f-th file (decompressed once per process: ``OpenSegments``)."""

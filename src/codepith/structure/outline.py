@@ -14,6 +14,7 @@ class FileOutline:
     path: str  # as results show it
     language: str
     definitions: tuple[Definition, ...]
+    unparsed: str = ""  # why the file was not parsed ("" when it was): none found is then not known
 
 
 @dataclass(frozen=True)
