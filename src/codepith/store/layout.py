@@ -33,7 +33,9 @@ from codepith.files import build_output
 # 16: C++'s `class EXPORT_MACRO Name {...}` (read by tree-sitter-cpp as a function) chunked as a class.
 # 17: punctuation marks left out of every embedding (model.loader.silent_ids): the vectors changed.
 # 18: R, OCaml, Erlang and Solidity chunked by syntax (definitions, their names, members split).
-FORMAT_VERSION = 18
+# 19: a C/C++/Objective-C keyword is no definition's name (`__visible struct {...} x;` was a function
+#     `struct`), and a file of more than 50,000 chunks is cut in widened line windows (it failed the build).
+FORMAT_VERSION = 19
 
 
 def cache_root() -> Path:
