@@ -138,7 +138,7 @@ def test_the_reference_graph_is_made_once_per_generation(tmp_path: Path, model, 
         made.append(1)
         return real(chunks)
 
-    monkeypatch.setattr("codepith.api.reference_graph", counting)
+    monkeypatch.setattr("codepith.structure.mapcache.reference_graph", counting)
     index = Index.from_path(root, model=model)
     first = [e.definition.name for e in index.outline(".").entries]
     assert first[0] == "shared_helper" and len(made) == 1
@@ -166,7 +166,7 @@ def test_a_touched_file_keeps_the_reference_graph(tmp_path: Path, model, monkeyp
     (root / "user.py").write_text("from core import shared_helper\n\n\ndef caller():\n    return shared_helper(1)\n")
     made: list[int] = []
     real = repomap.reference_graph
-    monkeypatch.setattr("codepith.api.reference_graph", lambda chunks: made.append(1) or real(chunks))
+    monkeypatch.setattr("codepith.structure.mapcache.reference_graph", lambda chunks: made.append(1) or real(chunks))
     index = Index.from_path(root, model=model)
     first = index.outline(".")
     os.utime(root / "user.py", ns=(10**18, 10**18))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import wraps
 from pathlib import Path
 from stat import S_ISREG
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 from codepith.chunks.chunk import Chunk
 from codepith.chunks.lines import numbered_lines
@@ -44,35 +44,17 @@ from codepith.memory import prefer_small_pages
 from codepith.model.loader import StaticModel, load_model
 from codepith.search import engine
 from codepith.search.query import bound_query
-from codepith.search.ranking import is_test_path
 from codepith.search.result import SearchResult
 from codepith.store.layout import CacheError, CacheIOError, ManifestError
 from codepith.store.manifest import Store, disk_reason
 from codepith.store.view import View
 from codepith.structure.definitions import Definition
+from codepith.structure.mapcache import MapTables
 from codepith.structure.outline import FileOutline, RepoMap, map_entries
 from codepith.structure.parsed import MAX_PARSE_BYTES, ParsedFile, parsed_definitions, parsed_file
-from codepith.structure.repomap import (
-    ReferenceGraph,
-    load_graph,
-    ranked_names,
-    reference_graph,
-    save_graph,
-    score_definitions,
-)
-
-if TYPE_CHECKING:
-    import numpy as np
+from codepith.structure.repomap import ranked_names
 
 log = logging.getLogger("codepith")
-
-_EXAMPLES = re.compile(r"(^|/)(_?examples?|samples?|demos?|docs?_src|docs?|benchmarks?)/")
-
-
-def _secondary(path: str) -> bool:
-    """Tests and examples: their definitions rank low in a repository map."""
-    return is_test_path(path) or _EXAMPLES.search(path) is not None
-
 
 _WORD = re.compile(r"[A-Za-z]+")
 DENSE_FLOOR = 0.25  # calibrated by benchmarks/honest_empty.py: see benchmarks/README.md
@@ -317,7 +299,7 @@ class Index:
         self._gone: set[int] = set()  # roots of several whose folder is gone: left out until it is back
         self._live: list[int] = []  # the roots the open corpus holds, in its parts' order
         self._corpus: Corpus | None = None
-        self._graph: tuple[weakref.ref[Corpus], ReferenceGraph, np.ndarray] | None = None  # (corpus, refs, scores)
+        self._maps = MapTables()  # the repository map's reference tables, made once per indexed content
         # A long-lived caller asks to watch the tree: each refresh then looks only at the paths that
         # moved (watchers start before the first look, so nothing in between is missed).
         self._watchers: list[TreeWatcher | None] = [watch_tree(r) if watch else None for r in roots]
@@ -860,11 +842,8 @@ class Index:
             for rank, hit in enumerate(self.search(text, top_k=20, refresh=False)):
                 focus_files[hit.chunk.file_path] = focus_files.get(hit.chunk.file_path, 0.0) + 1.0 / (rank + 1)
             terms = [t for t in query_terms(text) if len(t) >= 3]
-        graph, plain = self._reference_graph()
-        if focus_files or terms:
-            scores = score_definitions(graph, focus_files=focus_files, focus_terms=terms, demote=_secondary)
-        else:
-            scores = plain
+        folder = self._stores[0].folder if len(self._stores) == 1 else None  # one root's tables are saved
+        graph, scores = self._maps.scores(corpus, folder, focus_files, terms)
         ranked = ranked_names(graph, scores, scope)
         entries = map_entries(ranked, lambda p: self.definitions(p, self._language(p)), limit)
         return RepoMap(path, tuple(entries), ranked.files, len(ranked))
@@ -873,27 +852,6 @@ class Index:
         idxs = self.corpus.chunk_indices(file_path)
         return self.corpus.chunks[idxs[0]].language if idxs else ""
 
-    def _reference_graph(self) -> tuple[ReferenceGraph, np.ndarray]:
-        """The corpus's name references (``structure.repomap``) and their scores without a focus, made once
-        per generation: kept here for a long-lived caller and saved beside a single root's index for the
-        next process (the kernel's pass over every chunk takes about a minute, its walk 2-3 s; loading
-        both, a fraction of a second)."""
-        corpus = self.corpus
-        if self._graph is not None and self._graph[0]() is corpus:
-            return self._graph[1], self._graph[2]
-        # by content, not by generation number: a commit that only renewed stamps (a file touched) keeps it
-        key = repr([(p.prefix, p.view.content_key()) for p in corpus.parts])
-        folder = self._stores[0].folder if len(self._stores) == 1 else None
-        got = load_graph(folder, key, corpus.files) if folder is not None else None
-        if got is None:
-            graph = reference_graph(corpus.chunks)
-            plain = score_definitions(graph, demote=_secondary)
-            if folder is not None:
-                save_graph(graph, folder, key, plain)
-        else:
-            graph, plain = got
-        self._graph = (weakref.ref(corpus), graph, plain)  # a weak one: a replaced corpus is not kept
-        return graph, plain
 
     @_locked
     def definitions(self, file_path: str, language: str) -> tuple[Definition, ...]:
