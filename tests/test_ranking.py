@@ -11,6 +11,7 @@ from conftest import write
 import codepith
 from codepith.chunks.marks import is_wiring
 from codepith.index.tokens import query_terms, stem, tokenize
+from codepith.search import engine
 from codepith.search.query import is_symbol_like, parse_query
 from codepith.search.ranking import is_test_path, path_match_ratio, path_penalty_for
 
@@ -505,6 +506,7 @@ def test_a_word_in_a_defined_name_counts_more_than_in_a_body(tmp_path: Path, mod
     )
     index = codepith.Index.from_path(tmp_path, model=model)
     query = "yield the thread"
+    monkeypatch.setattr(engine, "ALPHA_SPAN", 0.0)  # BM25's field is the signal here, not the fusion's lean by length
     assert _top_with(index, query, monkeypatch, "NAME_FIELD", 0.0) == "runtime/scheduler.py"
     assert _top_with(index, query, monkeypatch, "NAME_FIELD", 3.0) == "runtime/cooperation.py"
 
@@ -650,3 +652,21 @@ def test_a_reexport_module_the_query_names_is_not_ranked_down(tmp_path: Path, mo
     assert _files(index.search("websocket endpoint implementation", top_k=2))[0] == "app/websockets.py"
     without = _top_with(index, "websocket endpoint implementation", monkeypatch, "NAMED_WIRING", False)
     assert without == "app/routing.py", "as plain wiring it ranks below the code"
+
+
+def test_a_longer_sentence_leans_on_bm25_a_shorter_one_on_the_dense_side() -> None:
+    queries = (
+        "error handlers",
+        "request context handling",
+        "how the timer wheel tracks sleep deadlines",
+        "utility methods for parameter parsing and URL encoding across mounted apps",
+    )
+    values = [engine.dense_share(parse_query(q)) for q in queries]
+    assert values == sorted(values, reverse=True) and values[0] > values[-1], values
+    assert all(abs(v - engine.ALPHA_WORDS) <= engine.ALPHA_SPAN + 1e-9 for v in values), values
+    # a symbol and an issue text keep their own share, whatever their length
+    assert engine.dense_share(parse_query("getUserById")) == engine.ALPHA_SYMBOL
+    issue = parse_query('Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n' + "words " * 80)
+    assert issue.issue and engine.dense_share(issue) == engine.ALPHA_WORDS
+    assert engine.dense_share(parse_query("error handlers"), "lexical") == 0.0
+    assert engine.dense_share(parse_query("error handlers"), "dense") == 1.0

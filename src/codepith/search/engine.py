@@ -31,7 +31,14 @@ CANDIDATES = 100
 
 
 ALPHA_SYMBOL = 0.3  # dense share of the fusion for symbol queries: exact names are lexical evidence
-ALPHA_WORDS = 0.5
+ALPHA_WORDS = 0.5  # ... for a sentence of ALPHA_MID terms
+# Each term more leans a sentence this much toward BM25, each term fewer toward the dense side, up to
+# ALPHA_SPAN either way: a long sentence holds enough specific words for BM25 to combine, while its mean
+# embedding blurs; two or three words say little lexically and their embedding is sharp. Measured on
+# every tuning set: benchmarks/README.md, "Round two, part fourteen".
+ALPHA_PER_TERM = 0.1
+ALPHA_MID = 4
+ALPHA_SPAN = 0.1
 COHERENCE = 0.2  # a file with many good chunks lifts its best one, by up to this share of the top score
 DEFINITION = 3.0  # a chunk that defines the queried symbol gains this many top scores
 EMBEDDED_DEFINITION = 1.5  # ... an identifier named inside a sentence
@@ -68,6 +75,21 @@ def lexical_scores(corpus: Corpus, query: Query) -> np.ndarray:
         sides = [ISSUE_NAME_FIELD if w >= 1.0 else 0.0 for w in query.weights or ()]
         return corpus.bm25.scores(query.terms, query.weights, sides=sides or None)
     return corpus.bm25.scores(query.terms, query.weights, side=0.0 if query.symbol_like else NAME_FIELD)
+
+
+def dense_share(query: Query, mode: str = "hybrid") -> float:
+    """The dense list's weight in the fusion (BM25 has the rest). An issue keeps the sentence weight: its
+    length is prose and pasted output, and its evidence (paths, frames, code spans) is scored apart."""
+    if mode == "lexical":
+        return 0.0
+    if mode == "dense":
+        return 1.0
+    if query.symbol_like:
+        return ALPHA_SYMBOL
+    if query.issue:
+        return ALPHA_WORDS
+    lean = ALPHA_PER_TERM * (ALPHA_MID - len(query.terms))
+    return ALPHA_WORDS + max(-ALPHA_SPAN, min(ALPHA_SPAN, lean))
 
 
 def dense_scores(corpus: Corpus, model: StaticModel, query: Query) -> np.ndarray:
@@ -344,11 +366,7 @@ def search(
         lex_rank = top_indices(lex, CANDIDATES, positive_only=True)
     if mode in ("hybrid", "dense"):
         dense_rank = top_indices(dense_scores(corpus, model, query), CANDIDATES, positive_only=True)
-    alpha = ALPHA_SYMBOL if query.symbol_like else ALPHA_WORDS
-    if mode == "lexical":
-        alpha = 0.0
-    elif mode == "dense":
-        alpha = 1.0
+    alpha = dense_share(query, mode)
     scores = rrf([lex_rank, dense_rank], [1.0 - alpha, alpha])
     if not scores:
         return []
