@@ -670,3 +670,12 @@ def test_a_longer_sentence_leans_on_bm25_a_shorter_one_on_the_dense_side() -> No
     assert issue.issue and engine.dense_share(issue) == engine.ALPHA_WORDS
     assert engine.dense_share(parse_query("error handlers"), "lexical") == 0.0
     assert engine.dense_share(parse_query("error handlers"), "dense") == 1.0
+
+
+def test_further_chunks_of_a_listed_file_are_discounted_more_for_a_phrase_than_for_an_issue() -> None:
+    scores = {0: 1.0, 1: 0.9, 2: 0.8, 3: 0.4}  # chunks 0-2 in file 0, chunk 3 alone in file 1
+    file_of = {0: 0, 1: 0, 2: 0, 3: 1}
+    phrase = [i for _, i in engine._select(None, dict(scores), 4, dict(file_of), engine.SATURATION)]  # type: ignore[arg-type]
+    issue = [i for _, i in engine._select(None, dict(scores), 4, dict(file_of), engine.ISSUE_SATURATION)]  # type: ignore[arg-type]
+    assert phrase == [0, 3, 1, 2], "a search phrase lists the second file before the first file's other pieces"
+    assert issue == [0, 1, 3, 2], "an issue's fix spans places of one file: its second piece stays above"

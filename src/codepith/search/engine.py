@@ -51,7 +51,9 @@ ONE_WORD = 1.0  # a one-word query the corpus defines by that exact name: its de
 # ... a word too short to index (``g``, ``z``, ``t``): retrieval has only the dense side, which knows nothing of one
 # letter, so its definition is all the evidence there is, as for a symbol
 UNINDEXED_WORD = DEFINITION
-SATURATION = 0.5  # each further chunk from an already-listed file counts this much less
+SATURATION = 0.3  # each further chunk from an already-listed file counts this much less: ten places, not one file
+# ... for an issue text, less of a discount: its fix touches several places of one file, which the packet then shows
+ISSUE_SATURATION = 0.5
 COMPANION = 0.8  # the other half of a top file's unit (foo.h / foo.cpp) rises to this share of its score
 COMPANION_FILES = 5  # ... for the first this many files
 SUPERSEDED = 0.5  # a file in an older copy of the code the repository also holds in a newer form
@@ -317,7 +319,11 @@ def _raise_companions(corpus: Corpus, scores: dict[int, float], lex: np.ndarray 
 
 
 def _select(
-    corpus: Corpus, scores: dict[int, float], top_k: int, file_of: dict[int, int] | None = None
+    corpus: Corpus,
+    scores: dict[int, float],
+    top_k: int,
+    file_of: dict[int, int] | None,
+    saturation: float,
 ) -> list[tuple[float, int]]:
     """Best first, each further chunk of an already-chosen file discounted, so ten results show
     several places rather than one file ten times."""
@@ -333,7 +339,7 @@ def _select(
             break  # discounts only lower scores, and the rest are lower already
         f = file_of[idx]
         n = per_file.get(f, 0)
-        eff = s * (SATURATION**n)
+        eff = s * (saturation**n)
         per_file[f] = n + 1
         chosen.append((eff, idx))
         if len(best) < top_k:
@@ -418,7 +424,7 @@ def search(
                     scores[idx] *= DECLARATION
         if COMPANION and has_units(corpus):
             _raise_companions(corpus, scores, lex)
-        chosen = _select(corpus, scores, top_k, file_of)
+        chosen = _select(corpus, scores, top_k, file_of, ISSUE_SATURATION if query.issue else SATURATION)
     else:
         chosen = sorted(((s, i) for i, s in scores.items()), key=lambda t: (-t[0], t[1]))[:top_k]
     lex_ids, dense_ids = lex_rank.tolist(), dense_rank.tolist()
