@@ -10,7 +10,7 @@ from codepith.chunks.chunk import Chunk
 from codepith.chunks.chunker import chunk_file, supported_languages
 from codepith.chunks.lines import line_chunks, split_lines
 from codepith.chunks.markdown import markdown_chunks
-from codepith.chunks.syntax import MAX_LINES
+from codepith.chunks.syntax import COMMENT_LINES, MAX_LINES
 
 
 def _assert_covers(text: str, chunks: list[Chunk]) -> None:
@@ -232,6 +232,22 @@ def test_big_class_split_into_methods() -> None:
         assert method.kind == "function"
         assert method.content.lstrip().startswith(f"def method_{i}")
     assert all(c.end_line - c.start_line < MAX_LINES + 2 for c in chunks)
+    _assert_covers(text, chunks)
+
+
+def test_a_long_doc_comment_above_a_split_definition_is_cut_in_shorter_windows() -> None:
+    """A guide of prose above a macro or class (tokio's `select!`) becomes pieces of COMMENT_LINES lines,
+    each about one topic, while the definition's code keeps the full budget."""
+    doc = "".join(f"/// line {i} of a long guide to the macro: branches, cancellation, fairness\n" for i in range(100))
+    arms = "".join(f"    (@arm{i} $x:expr) => {{ $x + {i} }};\n" for i in range(70))
+    text = doc + "macro_rules! pick {\n" + arms + "}\n"
+    chunks = chunk_file("m.rs", text, "rust")
+    guide = [c for c in chunks if c.end_line <= 100]
+    assert guide and all(c.end_line - c.start_line + 1 <= COMMENT_LINES for c in guide), [
+        (c.start_line, c.end_line) for c in chunks
+    ]
+    assert len(guide) > -(-100 // MAX_LINES), "more pieces than windows of a code chunk's budget would make"
+    assert all(c.symbols and c.symbols[0] == "pick" for c in guide)  # each window still names the macro
     _assert_covers(text, chunks)
 
 

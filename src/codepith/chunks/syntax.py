@@ -17,6 +17,10 @@ from tree_sitter import Node
 
 MAX_LINES = 60
 MAX_BYTES = 2400
+# A long doc comment above a split definition (tokio's 390-line `select!` guide) is prose: cut in windows
+# half as long as code's, each stays about one topic for BM25 and for its embedding (benchmarks/README.md,
+# "Round two, part fourteen").
+COMMENT_LINES = MAX_LINES // 2
 TINY_LINES = 3  # members this short group with their neighbours inside a split class
 # Depth caps: real code nests definitions a handful of levels; generated or hostile files nest
 # thousands. Below the cap a definition is cut into line windows, keeping the walk's recursion bounded.
@@ -738,10 +742,11 @@ def _fits(start: int, end: int, sbyte: int, ebyte: int) -> bool:
     return end - start < MAX_LINES and ebyte - sbyte <= MAX_BYTES
 
 
-def _windows(start: int, end: int, symbols: list[str], kind: str, binds: Sequence[str] = ()) -> list[Piece]:
+def _windows(
+    start: int, end: int, symbols: list[str], kind: str, binds: Sequence[str] = (), size: int = MAX_LINES
+) -> list[Piece]:
     return [
-        Piece(s, min(s + MAX_LINES - 1, end), list(symbols), kind, binds=list(binds))
-        for s in range(start, end + 1, MAX_LINES)
+        Piece(s, min(s + size - 1, end), list(symbols), kind, binds=list(binds)) for s in range(start, end + 1, size)
     ]
 
 
@@ -884,7 +889,7 @@ class _Walker:
             if _fits(item.start, pieces[0].end, item.sbyte, item.sbyte):
                 pieces[0].start = item.start
             else:  # a long comment or decorator run above a split definition becomes its own piece
-                pieces[:0] = _windows(item.start, pieces[0].start - 1, [name] if name else [], kind)
+                pieces[:0] = _windows(item.start, pieces[0].start - 1, [name] if name else [], kind, size=COMMENT_LINES)
         pieces[-1].end = max(pieces[-1].end, item.end)
         if name and declaring is not pieces[0]:  # it names the definition too, not only the comment above it
             declaring.symbols = _dedupe([name, *declaring.symbols])

@@ -35,7 +35,8 @@ from codepith.files import build_output
 # 18: R, OCaml, Erlang and Solidity chunked by syntax (definitions, their names, members split).
 # 19: a C/C++/Objective-C keyword is no definition's name (`__visible struct {...} x;` was a function
 #     `struct`), and a file of more than 50,000 chunks is cut in widened line windows (it failed the build).
-FORMAT_VERSION = 19
+# 20: a long comment above a split definition cut in windows of 30 lines, not 60 (chunks.syntax.COMMENT_LINES).
+FORMAT_VERSION = 20
 
 
 def cache_root() -> Path:
