@@ -246,6 +246,17 @@ def test_refresh_sees_added_changed_deleted(tmp_path: Path, model) -> None:  # t
     assert index.search("remove_route")[0].chunk.file_path == "app/routes.py"
 
 
+def test_a_file_rewritten_with_the_same_bytes_counts_as_unchanged(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
+    """Its stat moved, its content did not: the columns still add up to the files (the CLI printed
+    "2 files ... changed 0, unchanged 1"), and only its record is written."""
+    write(tmp_path, {"a.py": "def alpha():\n    return 1\n", "b.py": "def beta():\n    return 2\n"})
+    codepith.Index.from_path(tmp_path, model=model)
+    os.utime(tmp_path / "b.py", ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    stats = codepith.Index.from_path(tmp_path, model=model).last_stats[0]
+    assert (stats.files, stats.added, stats.changed, stats.removed, stats.unchanged) == (2, 0, 0, 0, 2), stats
+    assert stats.touched == 1 and stats.dirty
+
+
 def test_skip_records_are_written_without_counting_as_files(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
     """A file skipped when read counts in no column, yet its record moves are committed (stats.dirty)."""
     write(tmp_path, {"a.py": "def alpha():\n    return 1\n", "b.py": "x = 1\n\x00\n"})

@@ -60,7 +60,7 @@ class RefreshStats:
     changed: int = 0  # also a file indexed before and skipped now, or the reverse
     removed: int = 0
     unchanged: int = 0
-    touched: int = 0  # mtime moved but content is the same: only the record changes
+    touched: int = 0  # of the unchanged, those whose mtime moved (same content): only the record changes
     skip_records: int = 0  # records of files skipped when read, written or dropped: in no column, but written
     seconds: float = 0.0
     rebuilt: str | None = None  # why the cache was not usable, when it was not
@@ -658,6 +658,7 @@ def _batch(
                 data.files[sf.rel_path] = old
                 touched.append(_meta(old))
                 stats.touched += 1
+                stats.unchanged += 1  # its content is: the columns still add up to ``files``
             else:
                 stats.unchanged += 1
             continue
