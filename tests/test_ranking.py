@@ -679,3 +679,48 @@ def test_further_chunks_of_a_listed_file_are_discounted_more_for_a_phrase_than_f
     issue = [i for _, i in engine._select(None, dict(scores), 4, dict(file_of), engine.ISSUE_SATURATION)]  # type: ignore[arg-type]
     assert phrase == [0, 3, 1, 2], "a search phrase lists the second file before the first file's other pieces"
     assert issue == [0, 1, 3, 2], "an issue's fix spans places of one file: its second piece stays above"
+
+
+class _Paths:
+    """The two things the path boost reads of a corpus: its file paths and a derived table."""
+
+    def __init__(self, files: list[str]) -> None:
+        self.files = files
+        self._derived: dict[str, object] = {}
+
+    def derived(self, name: str, compute, *, of_paths: bool = False):  # type: ignore[no-untyped-def]
+        return self._derived.setdefault(name, compute(self))
+
+
+def test_a_query_word_in_most_files_paths_tells_no_file_from_another(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = [f"middleware/m{i}.go" for i in range(12)] + ["middleware/strip.go", "mux.go"]
+    query = parse_query("path stripping middleware")
+
+    def boosted() -> dict[int, float]:
+        scores = {i: 1.0 for i in range(len(files))}
+        engine._boost_path_words(_Paths(files), query, scores, 1.0, {i: i for i in range(len(files))})  # type: ignore[arg-type]
+        return scores
+
+    scores = boosted()
+    assert scores[12] > 1.0, "strip.go is named after a query word"
+    assert all(scores[i] == 1.0 for i in range(12)), "`middleware` is in 13 of 14 paths: it lifts none of them"
+    assert scores[12] - 1.0 == pytest.approx(engine.PATH_WORDS / 3), "the common word still counts as asked"
+    monkeypatch.setattr(engine, "COMMON_PATH_WORD", 1.0)
+    assert all(s > 1.0 for s in list(boosted().values())[:13]), "without the rule every middleware/ file gains"
+
+
+def test_path_word_shares_match_a_scan_of_every_path() -> None:
+    from codepith.search.ranking import _word_match, path_word_table, path_words
+
+    files = [
+        "routing/router.py", "routing/routes.py", "middleware/cors.py", "middleware/gzip.py", "app.py",
+        "registry.py", "utils/url_map.rb", "dependencies/utils.py", "src/handler.rs", "Handler/StreamHandler.php",
+        "lib/other.py",
+    ]  # fmt: skip
+    table = path_word_table(files)
+    words = ("route", "routing", "register", "middleware", "util", "utility", "url", "handler", "dependency", "zzz")
+    for word in words:
+        scan = sum(1 for f in files if any(_word_match(word, w) for w in path_words(f))) / len(files)
+        assert table.share(word) == scan, word
+    sampled = path_word_table(files * 500, most=1_100)  # every 5th of 5,500 paths: each of the 11 as often
+    assert sampled.n_files == 1_100 and all(sampled.share(w) == pytest.approx(table.share(w)) for w in words)

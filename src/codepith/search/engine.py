@@ -21,6 +21,7 @@ from codepith.search.ranking import (
     file_stem,
     path_match_ratio,
     path_penalty_for,
+    path_word_table,
     stem_matches_symbol,
     superseded_folders,
 )
@@ -43,6 +44,10 @@ COHERENCE = 0.2  # a file with many good chunks lifts its best one, by up to thi
 DEFINITION = 3.0  # a chunk that defines the queried symbol gains this many top scores
 EMBEDDED_DEFINITION = 1.5  # ... an identifier named inside a sentence
 PATH_WORDS = 1.0  # query words in the file's name or folder, times the share of words matched
+# ... but a word in the paths of more than this share of the files (`middleware` in a router whose files sit
+# under middleware/, `handler` under Handler/) tells no file from another: it matches none, and still counts
+COMMON_PATH_WORD = 0.5
+COMMON_MIN_FILES = 10  # ... judged only from this many files (in a smaller tree, half is a file or two)
 WIRING = 0.5  # a chunk of only imports/re-exports points at the code; it is not the code
 NAMED_WIRING = True  # ... unless the query names its file (websockets.py re-exporting the framework's WebSocket)
 QUALIFIED = 1.5  # ... and half again when it lives in the class/module/file the query qualifies it with
@@ -262,12 +267,19 @@ def _boost_path_words(
 ) -> None:
     keywords = tuple(query.keywords)
     files = corpus.files
+    asked = sum(1 for k in keywords if len(k) > 2)  # the words path_match_ratio counts
+    if COMMON_PATH_WORD < 1.0 and len(files) >= COMMON_MIN_FILES:
+        table = corpus.derived("path_words", lambda c: path_word_table(c.files), of_paths=True)
+        keywords = tuple(k for k in keywords if len(k) > 2 and table.share(k) <= COMMON_PATH_WORD)
+    if not keywords:
+        return
+    scale = len([k for k in keywords if len(k) > 2]) / max(1, asked)  # a common word still counts as asked
     by_file: dict[int, float] = {}
     for idx in scores:
         f = file_of[idx]
         ratio = by_file.get(f)
         if ratio is None:
-            ratio = by_file[f] = path_match_ratio(files[f], keywords)
+            ratio = by_file[f] = path_match_ratio(files[f], keywords) * scale
         if ratio >= 0.1:
             scores[idx] += PATH_WORDS * top * ratio
 

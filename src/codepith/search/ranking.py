@@ -4,7 +4,9 @@ the benchmark decides whether it stays (see benchmarks/README.md for the ablatio
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from codepith.chunks.ecosystems import test_file_pattern
@@ -132,6 +134,46 @@ def _path_match_ratio(path: str, keywords: tuple[str, ...]) -> float:
     words = path_words(path)
     hits = sum(1 for k in kws if any(_word_match(k, w) for w in words))
     return hits / len(kws)
+
+
+@dataclass(frozen=True)
+class PathWords:
+    """Which files' path words each distinct path word is, sorted, so a query word's matches are found
+    among the words that share its first three letters (every match does: see ``_word_match``)."""
+
+    words: list[str]
+    files: list[list[int]]
+    n_files: int
+    shares: dict[str, float] = field(default_factory=dict)  # a query word's share, remembered
+
+    def share(self, keyword: str) -> float:
+        """The share of the corpus's files whose path words match ``keyword``, as the path boost matches."""
+        got = self.shares.get(keyword)
+        if got is None:
+            head = keyword[:3]
+            lo, hi = bisect_left(self.words, head), bisect_left(self.words, head + "\uffff")
+            hit: set[int] = set()
+            for j in range(lo, hi):
+                if _word_match(keyword, self.words[j]):
+                    hit.update(self.files[j])
+            got = self.shares[keyword] = len(hit) / max(1, self.n_files)
+        return got
+
+
+PATH_SAMPLE = 2_000  # files read for the shares: every k-th past this many (the kernel's 60,000 took 0.47 s)
+
+
+def path_word_table(files: Sequence[str], most: int = PATH_SAMPLE) -> PathWords:
+    """The table over every file, or over an even sample of ``most`` of them in a larger tree: a share
+    near one half is then known to about a percent, and the table costs ~15 ms instead of 0.5 s."""
+    step = -(-len(files) // most) if most > 0 else 1
+    sample = files[::step] if step > 1 else files
+    by_word: dict[str, list[int]] = {}
+    for i, path in enumerate(sample):
+        for w in path_words(path):
+            by_word.setdefault(w, []).append(i)
+    words = sorted(by_word)
+    return PathWords(words, [by_word[w] for w in words], len(sample))
 
 
 def file_stem(path: str) -> str:
