@@ -36,6 +36,27 @@ TREE = {
 }
 
 
+@pytest.fixture(params=["queue", "watchfiles"])
+def watcher_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each watched behaviour with both watchers: the inotify queue read in place, and watchfiles (the
+    watcher where there is no inotify, and the one the queue falls back to nowhere: see watch.watch_tree)."""
+    from codepith.files import queue_watch
+
+    monkeypatch.setattr(queue_watch, "ENABLED", True)
+    if request.param == "queue" and not queue_watch.available():
+        pytest.skip("no inotify queue here")
+    monkeypatch.setattr(queue_watch, "ENABLED", request.param == "queue")
+    return str(request.param)
+
+
+@pytest.fixture
+def watchfiles_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test of watchfiles' own failures (its barrier, its backend)."""
+    from codepith.files import queue_watch
+
+    monkeypatch.setattr(queue_watch, "ENABLED", False)
+
+
 def _state(index: codepith.Index) -> tuple[object, ...]:
     """What a refresh must get right: each file's record and its chunks in the store's latest
     generation (read afresh, not through the index's open corpus), and the skip counts."""
@@ -170,6 +191,7 @@ def _symbols(index: codepith.Index, query: str, path: str | None = None) -> set[
     return {s for r in hits for s in r.chunk.symbols if path is None or r.chunk.file_path == path}
 
 
+@pytest.mark.usefixtures("watcher_kind")
 def test_watched_index_applies_only_what_moved(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
     write(tmp_path, TREE)
     index = codepith.Index.from_path(tmp_path, model=model, watch=True, use_cache=False)
@@ -208,6 +230,7 @@ def test_watched_index_applies_only_what_moved(tmp_path: Path, model) -> None:  
     assert not index.watching
 
 
+@pytest.mark.usefixtures("watcher_kind")
 def test_watched_change_seen_while_another_process_builds_is_applied_after(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
     from filelock import FileLock
 
@@ -237,6 +260,7 @@ def test_watched_change_seen_while_another_process_builds_is_applied_after(tmp_p
         index.close()
 
 
+@pytest.mark.usefixtures("watcher_kind")
 def test_undecodable_name_under_a_watcher_stays_right(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
     write(tmp_path, TREE)
     index = codepith.Index.from_path(tmp_path, model=model, watch=True, use_cache=False)
@@ -256,6 +280,7 @@ def test_undecodable_name_under_a_watcher_stays_right(tmp_path: Path, model) -> 
         index.close()
 
 
+@pytest.mark.usefixtures("watcher_kind")
 @pytest.mark.parametrize("watch", [False, True])
 def test_a_root_that_went_away_is_said_so_watched_or_not(tmp_path: Path, model, watch: bool) -> None:  # type: ignore[no-untyped-def]
     from codepith.errors import PathError
@@ -273,6 +298,7 @@ def test_a_root_that_went_away_is_said_so_watched_or_not(tmp_path: Path, model, 
         index.close()
 
 
+@pytest.mark.usefixtures("watcher_kind")
 @pytest.mark.parametrize("how", ["made-again", "replaced", "gone-then-back"])
 def test_a_root_deleted_and_made_again_is_watched_again(tmp_path: Path, model, how: str) -> None:  # type: ignore[no-untyped-def]
     """A watch follows the folder, not its name: the root removed and made again (a checkout recreated,
@@ -304,6 +330,7 @@ def test_a_root_deleted_and_made_again_is_watched_again(tmp_path: Path, model, h
         index.close()
 
 
+@pytest.mark.usefixtures("watchfiles_only")
 def test_failed_watcher_falls_back_to_the_stat_check(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import watchfiles._rust_notify as rust
 
@@ -319,6 +346,7 @@ def test_failed_watcher_falls_back_to_the_stat_check(tmp_path: Path, model, monk
     assert "core_exit" in names, "no watcher: the next search checks the files itself"
 
 
+@pytest.mark.usefixtures("watchfiles_only")
 @pytest.mark.parametrize("how", ["backend-closed", "barrier-lost"])
 def test_watcher_failing_later_falls_back(tmp_path: Path, tmp_path_factory, model, monkeypatch, how: str) -> None:  # type: ignore[no-untyped-def]
     from codepith.files import watch
@@ -429,14 +457,18 @@ def test_stat_check_stays_right_over_a_run_of_edits_in_one_process(tmp_path: Pat
     assert _state(index) == _state(_full(root, model))
 
 
-def test_a_large_root_is_watched_by_default_and_a_small_one_is_not(tmp_path: Path, model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """watch=None watches a root once its file count makes a stat of every file cost more than a search.
-    The watcher starts after the first look: a change made in between must still be in the next answer."""
+def test_which_roots_are_watched_by_default(tmp_path: Path, model, monkeypatch, watcher_kind: str) -> None:  # type: ignore[no-untyped-def]
+    """watch=None watches every root with the inotify queue (read in place, it costs less than any stat
+    check), and with watchfiles a root once its file count makes a stat of every file cost more than a
+    search. The watcher starts after the first look: a change made in between must still be in the next
+    answer."""
     from codepith import api
 
     write(tmp_path, TREE)
     small = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
-    assert not small.watching  # a few files: the stat check is cheaper than a watcher
+    # a few files: the stat check is cheaper than watchfiles' barrier, not than the queue
+    assert small.watching == (watcher_kind == "queue")
+    small.close()
     assert not codepith.Index.from_path(tmp_path, model=model, use_cache=False, watch=False).watching
     monkeypatch.setattr(api, "AUTO_WATCH_FILES", 3)
     started = api.watch_tree
@@ -460,6 +492,7 @@ def test_a_large_root_is_watched_by_default_and_a_small_one_is_not(tmp_path: Pat
         index.close()
 
 
+@pytest.mark.usefixtures("watcher_kind")
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
 @pytest.mark.parametrize("watch", [True, False])
 def test_an_index_forked_into_a_child_works_on_both_sides(tmp_path: Path, model, watch: bool) -> None:  # type: ignore[no-untyped-def]
@@ -590,6 +623,7 @@ def test_a_child_that_read_another_generation_is_not_believed(
     assert "core_seen_anyway" in _symbols(index, "core seen anyway")
 
 
+@pytest.mark.usefixtures("watcher_kind")
 def test_a_watched_index_s_first_look_still_checks_every_stat(
     tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -733,6 +767,7 @@ def test_a_fifo_swapped_in_before_a_read_does_not_block_the_look(
         index.close()
 
 
+@pytest.mark.usefixtures("watcher_kind")
 @pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
 def test_a_watched_look_that_fails_does_not_lose_what_the_watcher_saw(
     tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch, error: type[BaseException]
@@ -762,6 +797,7 @@ def test_a_watched_look_that_fails_does_not_lose_what_the_watcher_saw(
         index.close()
 
 
+@pytest.mark.usefixtures("watcher_kind")
 @pytest.mark.parametrize("content", ["code", "all"])
 def test_a_cache_inside_the_watched_tree_is_not_part_of_it(
     tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch, content: str
@@ -852,6 +888,7 @@ def test_a_file_grown_past_the_limit_before_its_read_is_not_read_whole(
         index.close()
 
 
+@pytest.mark.usefixtures("watcher_kind")
 def test_a_root_whose_parent_was_moved_away_and_made_again_is_watched_again(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]
     """``mv projects projects.bak`` and the tree put back at the old path: the watches went with the moved
     folder, and nothing is said of the root itself when a folder above it moves, so the watcher vouched
@@ -928,6 +965,7 @@ def _as_a_user(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(walk.os, "scandir", scandir)
 
 
+@pytest.mark.usefixtures("watcher_kind")
 def test_a_file_or_folder_made_readable_by_a_chmod_is_indexed_by_the_next_look(
     tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -957,6 +995,7 @@ def test_a_file_or_folder_made_readable_by_a_chmod_is_indexed_by_the_next_look(
         (root / "sub").chmod(0o755)
 
 
+@pytest.mark.usefixtures("watchfiles_only")
 def test_a_temp_folder_inside_the_watched_tree_is_not_part_of_it(
     tmp_path: Path, model, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -995,6 +1034,7 @@ def test_a_temp_folder_inside_the_watched_tree_is_not_part_of_it(
         watcher.close()
 
 
+@pytest.mark.usefixtures("watcher_kind")
 @pytest.mark.parametrize("watch", [True, False])
 def test_hard_links_are_files_of_their_own_and_an_edit_through_one_shows_in_the_other(
     tmp_path: Path, model, watch: bool

@@ -35,7 +35,7 @@ from codepith.files.names import show_name
 from codepith.files.source import SkipReport, check_in_place
 from codepith.files.types import CONTENT_TYPES
 from codepith.files.walk import max_file_bytes_limit
-from codepith.files.watch import TreeWatcher, watch_tree
+from codepith.files.watch import Watcher, cheap, watch_tree
 from codepith.index import build
 from codepith.index.corpus import Corpus, CorpusPart
 from codepith.index.repo import FileRecord, RepoData
@@ -170,13 +170,17 @@ def _prefixes(roots: Sequence[Path]) -> list[str]:
     return out
 
 
-# watch=None: roots of this many files are watched. A stat costs 4-6 us a file here, so from about 500 files
-# the check (2-4 ms) costs as much as the search it precedes (Scala's standard library, 579 files: 7.7 ms a
-# search with the check, 2.7 ms watched); a watcher costs 10-60 ms once, at its start.
+# watch=None: roots of this many files are watched by watchfiles (where inotify's queue cannot be read in
+# place). A stat costs 4-6 us a file here, so from about 500 files the check (2-4 ms) costs as much as the
+# search it precedes (Scala's standard library, 579 files: 7.7 ms a search with the check, 2.7 ms watched);
+# a watcher costs 10-60 ms once, at its start, and its barrier 0.2-0.4 ms a search.
 AUTO_WATCH_FILES = 500
+# The inotify queue read in place costs microseconds a search, so every root is watched with it: the dev
+# suite's trees of 75-3,600 chunks paid 0.15-0.4 ms a search for the stat check (25-35% of the search).
+AUTO_WATCH_FILES_QUEUE = 1
 
 
-def _stop_watching(watchers: Sequence[TreeWatcher | None]) -> None:
+def _stop_watching(watchers: Sequence[Watcher | None]) -> None:
     for w in watchers:
         if w is not None:
             w.stop()
@@ -215,8 +219,10 @@ class Index:
 
     ``watch``: True watches every root, so each search applies only the paths that moved; False checks
     every file's stat before each search (what a one-shot process wants: a watcher costs a start); None
-    (the default) watches a root of ``AUTO_WATCH_FILES`` files or more, where that stat check costs as much
-    as the search it precedes, or more (on the Linux kernel's 60k files, 110 ms against a 65 ms search).
+    (the default) watches every root on Linux, where the inotify queue is read in place at each search
+    (microseconds, against 0.15-0.4 ms of stats for a small repository), and elsewhere a root of
+    ``AUTO_WATCH_FILES`` files or more, where that stat check costs as much as the search it precedes, or
+    more (on the Linux kernel's 60k files, 110 ms against a 65 ms search).
 
     ``background_save`` is accepted for callers of the old single-file cache and changes nothing:
     each batch is committed to the store while the index is built."""
@@ -302,7 +308,7 @@ class Index:
         self._maps = MapTables()  # the repository map's reference tables, made once per indexed content
         # A long-lived caller asks to watch the tree: each refresh then looks only at the paths that
         # moved (watchers start before the first look, so nothing in between is missed).
-        self._watchers: list[TreeWatcher | None] = [watch_tree(r) if watch else None for r in roots]
+        self._watchers: list[Watcher | None] = [watch_tree(r) if watch else None for r in roots]
         # A dropped index stops its watchers: the list itself, so the roots watched later are in it too
         weakref.finalize(self, _stop_watching, self._watchers)
         self._unsettled: set[int] = set()  # roots watched since their last look: the next one checks stats
@@ -324,8 +330,9 @@ class Index:
         """Watch each root big enough that a stat of every file would cost more than a search. Its size
         is known only after the first look, so the watcher starts after it; whatever moved in between is
         caught by one more stat check, at the next look (``_unsettled``), and the watcher from then on."""
+        least = AUTO_WATCH_FILES_QUEUE if cheap() else AUTO_WATCH_FILES
         for i, data in enumerate(self._data):
-            if self._watchers[i] is None and len(data.files) >= AUTO_WATCH_FILES:
+            if self._watchers[i] is None and len(data.files) >= least:
                 self._watchers[i] = watch_tree(self.roots[i])
                 if self._watchers[i] is not None:
                     self._unsettled.add(i)
@@ -523,6 +530,10 @@ class Index:
             self.rebuilt[data.root] = stats.rebuilt
         if (stats.busy or stats.failed) and moved:
             self._held[i] = moved  # not applied (another builder, a failed write): they wait for the next look
+        elif (stats.busy or stats.failed) and moved is None and watcher is not None:
+            # a stat check found what the watcher had drained and could not apply it: the watcher will not
+            # report those paths again, so the next look checks the stats again
+            self._unsettled.add(i)
         return stats
 
     def _reopen(self) -> None:

@@ -27,6 +27,7 @@ import threading
 import time
 from typing import Any
 
+from . import queue_watch
 from .build_output import tag_folder
 from .source import identity
 
@@ -211,7 +212,6 @@ class TreeWatcher:
     stop = close
 
 
-
 def _sentinel_folder() -> str:
     """A private folder for the barrier's sentinel files, tagged as a cache folder: when ``TMPDIR`` lies
     inside the watched tree, a walk skips it (a stat check or another process's walk listed its sentinel
@@ -221,7 +221,20 @@ def _sentinel_folder() -> str:
     return folder
 
 
-def watch_tree(root: str | os.PathLike[str]) -> TreeWatcher | None:
-    """A started watcher for ``root``, or None when the tree cannot be watched."""
+Watcher = TreeWatcher | queue_watch.QueueWatcher
+
+
+def cheap() -> bool:
+    """Whether ``watch_tree`` gives a watcher that costs less than a stat check at every size of tree
+    (the inotify queue read in place), not one whose barrier costs more than the stats of a small one."""
+    return queue_watch.available()
+
+
+def watch_tree(root: str | os.PathLike[str]) -> Watcher | None:
+    """A started watcher for ``root`` (the inotify queue where there is one, else watchfiles), or None
+    when the tree cannot be watched."""
+    if queue_watch.available():
+        queued = queue_watch.QueueWatcher(root)
+        return queued if queued.start() else None  # watchfiles would meet the same limits
     watcher = TreeWatcher(root)
     return watcher if watcher.start() else None
