@@ -440,16 +440,19 @@ def search(
     else:
         chosen = sorted(((s, i) for i, s in scores.items()), key=lambda t: (-t[0], t[1]))[:top_k]
     lex_ids, dense_ids = lex_rank.tolist(), dense_rank.tolist()
-    return [
-        SearchResult(
-            chunk=corpus.chunk(idx),
-            score=float(s),
-            lexical_rank=_position(lex_ids, idx),
-            dense_rank=_position(dense_ids, idx),
-            path_match=path_match_ratio(corpus.chunk(idx).file_path, query.keywords) > 0,
+    results = []
+    for s, idx in chosen:
+        chunk = corpus.chunk(idx)
+        results.append(
+            SearchResult(
+                chunk=chunk,
+                score=float(s),
+                lexical_rank=_position(lex_ids, idx),
+                dense_rank=_position(dense_ids, idx),
+                path_match=path_match_ratio(chunk.file_path, query.keywords) > 0,
+            )
         )
-        for s, idx in chosen
-    ]
+    return results
 
 
 def _named_file(path: str, query: Query) -> bool:

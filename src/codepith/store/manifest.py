@@ -169,7 +169,8 @@ class Store:
         self._owned_lock = FileLock(str(folder / "build.lock"))
         self._owned_mutex = threading.RLock()
         self._owned_con = self._connect()
-        self._manifest = identity(folder / "manifest.sqlite")  # the manifest file the connection has open
+        self._manifest_path = str(folder / "manifest.sqlite")  # (a string: a search asks for it each time)
+        self._manifest = identity(self._manifest_path)  # the manifest file the connection has open
         self.epoch = 0  # how many times the manifest was found replaced and opened again (``reopen``)
         self._rows: dict[str, list[tuple[Any, ...]]] = {}  # segment -> its live file rows (_live_rows)
         self.vectors = VectorCache()  # float32 copies of segment vectors, shared by this store's views
@@ -258,7 +259,7 @@ class Store:
         """Whether the manifest at this folder's path is no longer the file this store has open: the index
         was removed (``codepith clear``, the cache folder deleted) and maybe built again by another process.
         Writing on would go to a deleted file, each process taking the other's segments for debris."""
-        return identity(self.folder / "manifest.sqlite") != self._manifest
+        return identity(self._manifest_path) != self._manifest
 
     def reopen(self) -> None:
         """Open the manifest now at the folder's path (made afresh, empty, when there is none)."""

@@ -532,6 +532,7 @@ class Segment:
         self.folder = folder
         self.name = folder.name
         self.n = n
+        self._checked: set[int] = set()  # terms whose postings were read and checked (``slices``)
         try:
             # Plain ndarray views of one map: the same pages, without np.memmap's per-slice Python hooks,
             # which cost more than the lookups themselves in a search's few hundred postings reads.
@@ -630,9 +631,11 @@ class Segment:
             for name in ("docs", "tfs"):
                 self._pages.ask_long_runs(self._spans[name][0], getattr(self, name).itemsize, found)
         out = [None if run is None else (self.docs[run[0] : run[1]], self.tfs[run[0] : run[1]]) for run in runs]
-        for got in out:
-            if got is not None:
-                self._check_ids(got[0], "postings")
+        checked = self._checked
+        for i, got in zip(at.tolist(), out, strict=True):
+            if got is not None and i not in checked:
+                self._check_ids(got[0], "postings")  # a segment never changes: once per term is enough
+                checked.add(i)
         return out
 
     def defining(self, key: int) -> np.ndarray:
