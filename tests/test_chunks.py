@@ -200,6 +200,66 @@ def test_a_cpp_class_with_an_export_macro_is_a_class() -> None:
     _assert_covers(text, chunks)
 
 
+def test_keyword_like_macros_are_read_as_what_they_expand_to() -> None:
+    """``LIB_BEGIN_NAMESPACE`` alone on a line made ``namespace detail {`` a function named "namespace" that
+    swallowed what followed; ``LIB_CONSTEXPR widget(...)`` broke the class around it."""
+    text = (
+        "LIB_BEGIN_NAMESPACE\n\nnamespace detail {\n\ntemplate <typename T> struct box { T v; };\n\n"
+        "}  // namespace detail\n\nclass LIB_API widget : public base {\n public:\n"
+        "  LIB_CONSTEXPR widget(int x) : x_(x) {}\n  int size() const { return x_; }\n\n private:\n"
+        "  int x_;\n};\n\nLIB_END_NAMESPACE\n"
+    )
+    chunks = chunk_file("include/lib/widget.h", text, "cpp")
+    kinds = {s: c.kind for c in chunks for s in c.symbols}
+    assert kinds.get("detail") == "namespace" and kinds.get("box") == "namespace", kinds
+    assert kinds.get("widget") == "class" and "size" in kinds, kinds
+    assert "namespace" not in kinds
+    _assert_covers(text, chunks)
+
+
+def test_masked_macros_keep_every_byte_in_place_and_spare_directives_and_strings() -> None:
+    from codepith.chunks.macros import mask_macros
+
+    text = (
+        b"#define LIB_EXPORT visibility\n#define LIB_MULTI(x) \\\n  LIB_INNER x\n"
+        b"LIB_BEGIN_NAMESPACE\n"
+        b"LIB_API int run(void);\n"
+        b'const char *s = "LIB_WORD inside";\n'
+        b"int v = obj.LIB_FIELD value;\n"
+        b"enum e { FIRST_ONE,\n  LAST_ONE\n};\n"
+        b"typedef LIB_TYPE lib_int;\n  LIB_TYPE len;\nint n = sizeof(LIB_TYPE) + f(LIB_TYPE x);\n"
+        b"template <typename T> LIB_INLINE auto g() -> int;\n"
+    )
+    masked = mask_macros(text)
+    assert len(masked) == len(text) and masked.count(b"\n") == text.count(b"\n")
+    assert masked.split(b"\n")[:3] == text.split(b"\n")[:3]  # directives and their continuations
+    assert masked.split(b"\n")[3].strip() == b""  # alone on its line, after a directive
+    assert masked.split(b"\n")[4].strip() == b"int run(void);"
+    for kept in (b'"LIB_WORD inside"', b"obj.LIB_FIELD", b"  LAST_ONE", b"typedef LIB_TYPE lib_int;"):
+        assert kept in masked
+    assert b"  LIB_TYPE len;" in masked and b"f(LIB_TYPE x)" in masked  # a type, where a type can stand
+    assert b"template <typename T>            auto g()" in masked
+    plain = b"int main(void) { return 0; }\n"
+    assert mask_macros(plain) is plain  # nothing to blank: no second parse
+
+
+def test_a_header_wrapped_in_one_parse_error_keeps_the_definitions_inside_it() -> None:
+    """An ``#if``/``#else`` pair that opens two class heads makes tree-sitter wrap the whole include guard
+    in one ERROR node; the definitions it recovered inside are still chunked as definitions."""
+    body = "".join(
+        f"int function_{n}_{i}(int x) {{\n  int y = x * {i};\n  y += {i};\n  return x + y;\n}}\n\n"
+        for n in (1, 2)
+        for i in range(12)
+    )
+    half = len(body) // 2
+    text = f"#ifndef G_H\n#define G_H\n\n{body[:half]}#if A\nclass x {{\n#else\nclass y {{\n#endif\n  int v;\n}};\n\n"
+    text += body[half:] + "#endif\n"
+    chunks = chunk_file("g.h", text, "cpp")
+    names = {s for c in chunks if c.kind == "function" for s in c.symbols}
+    assert {"function_1_0", "function_2_11"} <= names, [(c.kind, c.symbols) for c in chunks]
+    _assert_covers(text, chunks)
+
+
 def test_required_languages_are_syntax_aware() -> None:
     assert set(SAMPLES) <= supported_languages()
 

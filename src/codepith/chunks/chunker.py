@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from .chunk import Chunk
 from .grammars import get_parser
 from .lines import WINDOW_CHARS, WINDOW_LINES, line_chunks, make_chunk, split_lines, trim_span, window_spans
+from .macros import MASKED_LANGUAGES, error_bytes, mask_macros
 from .markdown import markdown_chunks
 from .syntax import SPECS, Piece, syntax_pieces
 
@@ -169,7 +170,14 @@ def _guarded(
 
 def _syntax_chunks(rel_path: str, text: str, language: str) -> list[Chunk]:
     parser = get_parser(language)
-    tree = parser.parse(text.encode("utf-8", "replace")) if parser is not None else None
+    data = text.encode("utf-8", "replace")
+    tree = parser.parse(data) if parser is not None else None
+    if tree is not None and parser is not None and language in MASKED_LANGUAGES and tree.root_node.has_error:
+        masked = mask_macros(data)  # a second parse only where a macro may be what broke the first
+        if masked is not data:
+            again = parser.parse(masked)
+            if error_bytes(again.root_node) < error_bytes(tree.root_node):
+                tree = again
     pieces = syntax_pieces(tree.root_node, language) if tree is not None else None
     if pieces is None:
         return line_chunks(rel_path, text, language)

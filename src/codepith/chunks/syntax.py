@@ -914,6 +914,23 @@ def _dedupe(names: list[str]) -> list[str]:
     return list(dict.fromkeys(n for n in names if n))
 
 
+def _broken_bytes(root: Node) -> int:
+    """Bytes of the file that did not parse: its bare tokens under an ERROR node, not the definitions
+    tree-sitter recovered inside one. An include guard around a C++ header makes one ERROR of the whole
+    file for one macro the grammar cannot read (fmt's format.h: 4,200 lines, 200 definitions inside)."""
+    broken = 0
+    stack = [(c, root.type == "ERROR") for c in root.children]
+    while stack:
+        node, bare = stack.pop()
+        if node.is_missing:
+            broken += 1
+        elif node.type == "ERROR":
+            stack.extend((c, True) for c in node.children)
+        elif bare and node.child_count == 0 and "comment" not in node.type:
+            broken += node.end_byte - node.start_byte
+    return broken
+
+
 def syntax_pieces(root: Node, language: str) -> list[Piece] | None:
     """Pieces for a parsed file, or None when the language has no table or the parse is mostly errors."""
     spec = SPECS.get(language)
@@ -925,13 +942,7 @@ def syntax_pieces(root: Node, language: str) -> list[Piece] | None:
         # which sent its 11,000 lines to line windows without a single definition. Under an ERROR root,
         # bare tokens count as broken too: that is what a file the grammar cannot read at all looks like.
         total = max(1, root.end_byte - root.start_byte)
-        bare = root.type == "ERROR"
-        broken = sum(
-            c.end_byte - c.start_byte
-            for c in root.children
-            if c.type == "ERROR" or c.is_missing or (bare and c.child_count == 0 and "comment" not in c.type)
-        )
-        if broken * 2 > total:
+        if _broken_bytes(root) * 2 > total:
             return None
     walker = _Walker(spec)
     return walker.sequence(walker.expand(root.children, []), 0, "module")
