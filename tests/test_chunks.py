@@ -260,6 +260,23 @@ def test_a_header_wrapped_in_one_parse_error_keeps_the_definitions_inside_it() -
     _assert_covers(text, chunks)
 
 
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_small_guarded_header_names_what_it_defines(language: str) -> None:
+    """A header short enough to be one chunk is one include guard: that chunk names its definitions."""
+    inner = "class Clock {\n public:\n  int now() const;\n};\n" if language == "cpp" else ""
+    text = (
+        "#ifndef CLOCK_H\n#define CLOCK_H\n\n#include <stdint.h>\n\nstruct tick {\n  uint64_t at;\n};\n\n"
+        f"{inner}#ifdef WITH_EXTRA\ntypedef struct extra {{\n  int x;\n}} extra_t;\n#endif\n\n#endif\n"
+    )
+    chunks = chunk_file("clock.h", text, language)
+    assert len(chunks) == 1
+    names = set(chunks[0].symbols)
+    assert {"tick", "extra_t" if language == "c" else "extra"} & names and "tick" in names, names
+    if language == "cpp":
+        assert "Clock" in names
+    _assert_covers(text, chunks)
+
+
 def test_required_languages_are_syntax_aware() -> None:
     assert set(SAMPLES) <= supported_languages()
 

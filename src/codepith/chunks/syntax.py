@@ -98,7 +98,11 @@ class LangSpec:
     # words that name no definition: a grammar's recovery can read one as a name (C's reads
     # ``__visible struct {...} x;`` as a function named ``struct``, the kernel's most "referenced" name)
     reserved: frozenset[str] = frozenset()
+    # preprocessor blocks (an include guard) kept whole when they fit: the chunk lists what they define
+    conditionals: frozenset[str] = frozenset()
 
+
+_C_CONDITIONALS = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"})
 
 # -- special cases -------------------------------------------------------------------------------------
 
@@ -487,6 +491,7 @@ SPECS: dict[str, LangSpec] = {
         needs_body=frozenset({"struct_specifier", "union_specifier", "enum_specifier"}),
         binds=_c_binds,
         reserved=_C_RESERVED,
+        conditionals=_C_CONDITIONALS,
     ),
     "cpp": LangSpec(
         defs={
@@ -501,6 +506,7 @@ SPECS: dict[str, LangSpec] = {
         special={"function_definition": _cpp_function},
         binds=_c_binds,
         reserved=_C_RESERVED,
+        conditionals=_C_CONDITIONALS,
     ),  # fmt: skip
     "csharp": LangSpec(
         defs={
@@ -586,6 +592,7 @@ SPECS: dict[str, LangSpec] = {
         needs_body=frozenset({"struct_specifier", "union_specifier", "enum_specifier"}),
         binds=_c_binds,
         reserved=_C_RESERVED,
+        conditionals=_C_CONDITIONALS,
     ),  # fmt: skip
     "lua": LangSpec(
         defs={"function_declaration": "function"},
@@ -831,6 +838,19 @@ class _Walker:
             elif depth < 1 and body is None and child.named_child_count:
                 self.member_names(child, out, depth + 1, nest)
 
+    def conditional_names(self, node: Node, out: list[str], nest: int = 0) -> None:
+        """Names defined inside a preprocessor block (and the blocks nested in it): a small header's
+        include guard holds every definition of the file, which would otherwise name none of them."""
+        for child in node.named_children:
+            found = classify(child, self.spec)
+            if found is not None:
+                if found[1]:
+                    out.append(found[1])
+                if found[0] in MEMBER_KINDS and nest < MAX_NESTING:
+                    self.member_names(found[2], out, 0, nest + 1)
+            elif child.type in self.spec.conditionals and nest < MAX_NESTING:
+                self.conditional_names(child, out, nest + 1)
+
     def sequence(self, items: list[_Item], level: int, ctx_kind: str) -> list[Piece]:
         """Pieces for sibling items: definitions alone, everything else grouped up to the budget."""
         pieces: list[Piece] = []
@@ -841,6 +861,11 @@ class _Walker:
         def flush() -> None:
             if group:
                 names = [i.name for i in group if i.kind is not None and i.name]
+                inner: list[str] = []
+                for i in group:
+                    if i.kind is None and i.node.type in self.spec.conditionals:
+                        self.conditional_names(i.node, inner)
+                names.extend(n for n in _dedupe(inner) if n not in names)
                 bound = [n for i in group if i.kind is None for n in binds(i.node)] if binds is not None else []
                 anon = not any(i.named for i in group)
                 pieces.append(Piece(group[0].start, group[-1].end, names, ctx_kind, True, anon, _dedupe(bound)))
