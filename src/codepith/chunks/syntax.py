@@ -822,7 +822,8 @@ class _Walker:
         return out
 
     def member_names(self, node: Node, out: list[str], depth: int = 0, nest: int = 0) -> None:
-        """Names defined directly inside a container (methods of a class, items of an impl).
+        """Names defined directly inside a container (methods of a class, items of an impl), and inside the
+        preprocessor blocks it holds (``LangSpec.conditionals``).
 
         Only the body is scanned (or the direct children when the grammar has no body field), so the
         cost is one look at each member, not a walk of the whole subtree.
@@ -835,21 +836,10 @@ class _Walker:
                     out.append(found[1])
                 if found[0] in MEMBER_KINDS and nest < MAX_NESTING:
                     self.member_names(found[2], out, 0, nest + 1)
+            elif child.type in self.spec.conditionals and nest < MAX_NESTING:  # members under #if
+                self.member_names(child, out, 1, nest + 1)
             elif depth < 1 and body is None and child.named_child_count:
                 self.member_names(child, out, depth + 1, nest)
-
-    def conditional_names(self, node: Node, out: list[str], nest: int = 0) -> None:
-        """Names defined inside a preprocessor block (and the blocks nested in it): a small header's
-        include guard holds every definition of the file, which would otherwise name none of them."""
-        for child in node.named_children:
-            found = classify(child, self.spec)
-            if found is not None:
-                if found[1]:
-                    out.append(found[1])
-                if found[0] in MEMBER_KINDS and nest < MAX_NESTING:
-                    self.member_names(found[2], out, 0, nest + 1)
-            elif child.type in self.spec.conditionals and nest < MAX_NESTING:
-                self.conditional_names(child, out, nest + 1)
 
     def sequence(self, items: list[_Item], level: int, ctx_kind: str) -> list[Piece]:
         """Pieces for sibling items: definitions alone, everything else grouped up to the budget."""
@@ -864,7 +854,7 @@ class _Walker:
                 inner: list[str] = []
                 for i in group:
                     if i.kind is None and i.node.type in self.spec.conditionals:
-                        self.conditional_names(i.node, inner)
+                        self.member_names(i.node, inner, 1)  # a small header's include guard: what it defines
                 names.extend(n for n in _dedupe(inner) if n not in names)
                 bound = [n for i in group if i.kind is None for n in binds(i.node)] if binds is not None else []
                 anon = not any(i.named for i in group)
