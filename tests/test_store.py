@@ -806,6 +806,24 @@ def test_opening_the_manifest_waits_out_sqlite_answering_locked_at_once(tmp_path
     assert len(calls) == 1  # not a busy answer: the folder is given up at once
 
 
+def test_a_manifest_made_without_syncs_commits_with_them_afterwards(tmp_path: Path) -> None:
+    """A new manifest is created with synchronous=OFF (nothing in it to lose); every commit after that,
+    in this process or the next, runs in WAL mode at NORMAL."""
+    from codepith.store import manifest
+
+    def open_store() -> manifest.Store:
+        return manifest.Store(tmp_path / "ix", root="/r", content="code", model_name="m", model_digest="d", dims=4)
+
+    for _ in range(2):  # made here, then opened again
+        store = open_store()
+        try:
+            assert store._con.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+            assert store._con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert store.generation() == 0
+        finally:
+            store.close()
+
+
 def test_a_generation_that_only_renewed_stamps_keeps_the_open_corpus(tmp_path: Path, model) -> None:
     """A file rewritten with the same bytes is committed as a new generation (its new stamp), but its
     segments and live rows are the same: the open view and corpus are kept, not built again."""

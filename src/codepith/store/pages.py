@@ -13,7 +13,6 @@ or every range is, and what is read is the same either way.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import mmap
 import time
 from collections.abc import Iterable
@@ -40,9 +39,10 @@ def page_ranges(starts: np.ndarray, length: int, gap: int = ROW_GAP_PAGES) -> li
 
 
 def _mincore() -> Any:
-    """libc's ``mincore``, or None where it cannot be had."""
+    """libc's ``mincore``, or None where it cannot be had. The process's own symbols hold libc:
+    ``find_library("c")`` would run ``ldconfig -p`` in a child at every import (1.4-4 ms, in every process)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)
         fn = libc.mincore
     except Exception:  # noqa: BLE001 - no C library by that name (Windows), no mincore in it: no looking
         return None
