@@ -58,9 +58,7 @@ def build_corpus(dest: Path, files: int, corpora: Path) -> Path:
     projects = sorted(p for p in corpora.iterdir() if p.is_dir())
     pools = []
     for proj in projects:
-        found = sorted(
-            p for p in proj.rglob("*") if p.is_file() and p.suffix in CODE_EXT and ".git" not in p.parts
-        )
+        found = sorted(p for p in proj.rglob("*") if p.is_file() and p.suffix in CODE_EXT and ".git" not in p.parts)
         pools.append((proj, found))
     copied = 0
     while copied < files and any(pool for _, pool in pools):
@@ -91,9 +89,7 @@ class Server:
         self.next_id = 0
         self.progress = 0
 
-    def request(
-        self, method: str, params: dict[str, Any] | None = None, progress: bool = False
-    ) -> dict[str, Any]:
+    def request(self, method: str, params: dict[str, Any] | None = None, progress: bool = False) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.next_id += 1
         rid = self.next_id

@@ -69,9 +69,7 @@ def chunk_corpus(root: Path, cache: Path | None) -> tuple[list[Span], list[str]]
 def resolve_target(raw: Any, checkout: Path, root: Path) -> Target | None:
     """The target relative to the indexed root, or None when its file is not in the corpus."""
     path, start, end = (
-        (raw, None, None)
-        if isinstance(raw, str)
-        else (raw["path"], raw.get("start_line"), raw.get("end_line"))
+        (raw, None, None) if isinstance(raw, str) else (raw["path"], raw.get("start_line"), raw.get("end_line"))
     )
     if (root / path).is_file():
         return path, start, end
@@ -141,9 +139,7 @@ def evaluate(model_spec: str, args: argparse.Namespace, specs: dict[str, dict[st
             repo_scores.append(score)
             per_cat[it.get("category", "?")][name].append(score)
         per_repo[name] = float(np.mean(repo_scores)) if repo_scores else 0.0
-    categories = {
-        cat: float(np.mean([np.mean(v) for v in repos.values()])) for cat, repos in sorted(per_cat.items())
-    }
+    categories = {cat: float(np.mean([np.mean(v) for v in repos.values()])) for cat, repos in sorted(per_cat.items())}
     folder = Path(model_spec)
     size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file()) if folder.is_dir() else 0
     return {

@@ -58,7 +58,11 @@ def main() -> int:
                 one, c1 = _index(src, args.repo, one_cache, 1)
                 two, c2 = _index(src, args.repo, two_cache, 2)
                 noop, c3 = _index(src, args.repo, two_cache, 1)
-                indexes = sum(p.is_dir() for p in (two_cache / "indexes").iterdir()) if (two_cache / "indexes").is_dir() else 0
+                indexes = (
+                    sum(p.is_dir() for p in (two_cache / "indexes").iterdir())
+                    if (two_cache / "indexes").is_dir()
+                    else 0
+                )
                 rows[src].append((one, two, noop))
                 print(
                     f"{src}: one {one:.2f} s, two {two:.2f} s ({two / one:.3f}x), no-op {noop:.2f} s, "

@@ -142,14 +142,10 @@ def render_markdown(meta: dict[str, Any], summary: dict[str, Any]) -> str:
 
     categories = sorted({c for s in systems for c in summary[s]["per_category"]})
     out += ["## Per category (NDCG@10, mean over repos)", ""]
-    out += _table(
-        "category", [(c, _keyed("per_category", c), False) for c in categories], systems, baseline, summary
-    )
+    out += _table("category", [(c, _keyed("per_category", c), False) for c in categories], systems, baseline, summary)
     languages = sorted({lang for s in systems for lang in summary[s]["per_language"]})
     out += ["", "## Per language (NDCG@10, mean over repos)", ""]
-    out += _table(
-        "language", [(x, _keyed("per_language", x), False) for x in languages], systems, baseline, summary
-    )
+    out += _table("language", [(x, _keyed("per_language", x), False) for x in languages], systems, baseline, summary)
     repos = sorted({r for s in systems for part in ("per_repo", "errors") for r in summary[s][part]})
     out += ["", "## Per repo (NDCG@10)", ""]
     out += _table("repo", [(r, _keyed("per_repo", r), False) for r in repos], systems, baseline, summary)

@@ -192,9 +192,7 @@ def run_corpus(
             except Exception as exc:  # a crash on one corpus should not lose the rest of the run
                 msg = f"{type(exc).__name__}: {exc}"
                 _log(f"  {backend_name} failed to index {corpus.name}: {msg}")
-                runs.extend(
-                    RepoRun(s.name, corpus.name, corpus.language, 0.0, {}, error=msg) for s in members
-                )
+                runs.extend(RepoRun(s.name, corpus.name, corpus.language, 0.0, {}, error=msg) for s in members)
                 continue
             stats = index.stats()
             for s in members:
@@ -223,9 +221,7 @@ def _brief(run: RepoRun) -> str:
 # --- aggregation --------------------------------------------------------------------------------
 
 
-def _repo_means(
-    records: Sequence[QueryRecord], pick: Callable[[QueryRecord], QueryScore | None]
-) -> dict[str, Any]:
+def _repo_means(records: Sequence[QueryRecord], pick: Callable[[QueryRecord], QueryScore | None]) -> dict[str, Any]:
     by_repo: dict[str, list[QueryScore]] = defaultdict(list)
     for r in records:
         s = pick(r)
@@ -246,12 +242,10 @@ def aggregate(runs: Sequence[RepoRun]) -> dict[str, Any]:
     languages = {run.repo: run.language for run in runs}
     categories = sorted({r.category for r in records})
     per_category = {
-        c: macro_mean(_repo_means([r for r in records if r.category == c], lambda r: r.score))
-        for c in categories
+        c: macro_mean(_repo_means([r for r in records if r.category == c], lambda r: r.score)) for c in categories
     }
     per_category_micro = {
-        c: mean_scores(r.score for r in records if r.category == c and r.score is not None)
-        for c in categories
+        c: mean_scores(r.score for r in records if r.category == c and r.score is not None) for c in categories
     }
     per_language = {
         lang: macro_mean({repo: m for repo, m in per_repo.items() if languages.get(repo) == lang})
@@ -337,25 +331,19 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--annotations", type=Path, default=Path("/work/shared/bench/annotations"))
     p.add_argument("--corpora", type=Path, default=Path("/work/corpora"))
     p.add_argument("--repos", default="", help="comma-separated corpus names (default: all that are fetched)")
-    p.add_argument(
-        "--systems", default="codepith,semble", help=f"comma-separated, from: {', '.join(SYSTEMS)}"
-    )
+    p.add_argument("--systems", default="codepith,semble", help=f"comma-separated, from: {', '.join(SYSTEMS)}")
     p.add_argument(
         "--model",
         type=Path,
         default=None,
         help="model2vec folder used by every system (default: src/codepith/model/data, else /work/models/*)",
     )
-    p.add_argument(
-        "--baseline", default=None, help="system the others are compared to (default: semble if run)"
-    )
+    p.add_argument("--baseline", default=None, help="system the others are compared to (default: semble if run)")
     p.add_argument("--out", type=Path, default=REPO_ROOT / "benchmarks" / "results" / "latest")
     p.add_argument(
         "--index-reps", type=int, default=3, help="cold builds per corpus and backend; index time is the best"
     )
-    p.add_argument(
-        "--profile", action="store_true", help="cProfile builds and timed query passes into OUT/profile/"
-    )
+    p.add_argument("--profile", action="store_true", help="cProfile builds and timed query passes into OUT/profile/")
     return p.parse_args(argv)
 
 
@@ -372,9 +360,7 @@ def _main(args: argparse.Namespace, command: list[str]) -> int:
     names = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = [n for n in names if n not in SYSTEMS]
     if unknown or not names:
-        raise BenchSystemError(
-            f"unknown systems: {', '.join(unknown) or '(none)'} (known: {', '.join(SYSTEMS)})"
-        )
+        raise BenchSystemError(f"unknown systems: {', '.join(unknown) or '(none)'} (known: {', '.join(SYSTEMS)})")
     systems = [SYSTEMS[n] for n in names]
     baseline = args.baseline or ("semble" if "semble" in names and len(names) > 1 else names[0])
     if baseline not in names:
@@ -392,9 +378,7 @@ def _main(args: argparse.Namespace, command: list[str]) -> int:
     missing = [c.name for c in suite if not c.available]
     if not available:
         raise SuiteError(f"no corpus found under {args.corpora} (fetch them with fetch_corpora.py)")
-    _log(
-        f"model: {model_dir}; corpora: {len(available)} ({len(missing)} missing: {', '.join(missing) or '-'})"
-    )
+    _log(f"model: {model_dir}; corpora: {len(available)} ({len(missing)} missing: {', '.join(missing) or '-'})")
 
     startup = {}
     for backend in dict.fromkeys(s.backend for s in systems):
@@ -425,9 +409,7 @@ def _main(args: argparse.Namespace, command: list[str]) -> int:
     result = {
         "meta": meta,
         "summary": summary,
-        "queries": {
-            n: [_record_json(r) for run in runs if run.system == n for r in run.records] for n in names
-        },
+        "queries": {n: [_record_json(r) for run in runs if run.system == n for r in run.records] for n in names},
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(result, indent=1), encoding="utf-8")

@@ -98,8 +98,10 @@ def secret_scan(corpora: Path) -> None:
             if rule:
                 hits.append((f"{corpus.name}/{sf.rel_path}", rule))
     mb = nbytes / 1e6
-    print(f"{files} files, {mb:.1f} MB: read {read_s:.2f} s, decode {decode_s:.2f} s, find_secret {scan_s:.2f} s "
-          f"({mb / max(scan_s, 1e-9):.0f} MB/s)")
+    print(
+        f"{files} files, {mb:.1f} MB: read {read_s:.2f} s, decode {decode_s:.2f} s, find_secret {scan_s:.2f} s "
+        f"({mb / max(scan_s, 1e-9):.0f} MB/s)"
+    )
     print(f"files skipped as secret by content: {len(hits)}")
     for path, rule in hits:
         print(f"  {rule}: {path}")

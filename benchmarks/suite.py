@@ -112,11 +112,7 @@ def resolve_target(raw: object, corpus_dir: Path, root: Path) -> ResolvedTarget:
 
 
 def _resolve_seed(raw: object, corpus_dir: Path, root: Path) -> Seed:
-    if (
-        not isinstance(raw, dict)
-        or not isinstance(raw.get("path"), str)
-        or not isinstance(raw.get("line"), int)
-    ):
+    if not isinstance(raw, dict) or not isinstance(raw.get("path"), str) or not isinstance(raw.get("line"), int):
         raise SuiteError(f"seed must be {{path, line}}: {raw!r}")
     found = resolve_path(raw["path"], corpus_dir, root)
     if found is None:
@@ -133,14 +129,11 @@ def load_queries(items: object, corpus_dir: Path, root: Path, source: str) -> tu
         if not isinstance(item, dict) or not isinstance(item.get("query"), str):
             raise SuiteError(f"{source}: item {i} has no 'query' string")
         targets = tuple(
-            resolve_target(t, corpus_dir, root)
-            for t in [*item.get("relevant", []), *item.get("secondary", [])]
+            resolve_target(t, corpus_dir, root) for t in [*item.get("relevant", []), *item.get("secondary", [])]
         )
         seed = _resolve_seed(item["seed"], corpus_dir, root) if "seed" in item else None
         related = tuple(resolve_target(t, corpus_dir, root) for t in item.get("related", []))
-        queries.append(
-            Query(i, item["query"], str(item.get("category", "uncategorized")), targets, seed, related)
-        )
+        queries.append(Query(i, item["query"], str(item.get("category", "uncategorized")), targets, seed, related))
     return tuple(queries)
 
 

@@ -60,8 +60,7 @@ class System:
 def _hits_from(results: list[Any]) -> list[Hit]:
     """Both codepith and semble results carry `.chunk.file_path/start_line/end_line`."""
     return [
-        Hit(str(r.chunk.file_path).replace("\\", "/"), int(r.chunk.start_line), int(r.chunk.end_line))
-        for r in results
+        Hit(str(r.chunk.file_path).replace("\\", "/"), int(r.chunk.start_line), int(r.chunk.end_line)) for r in results
     ]
 
 

@@ -257,9 +257,7 @@ def test_category_means_average_per_repo_category_means() -> None:
         {},
         [_record("one", "symbol", True), _record("one", "symbol", True), _record("one", "symbol", False)],
     )
-    two = RepoRun(
-        "sys", "two", "python", 1.0, {}, [_record("two", "symbol", False), _record("two", "semantic", True)]
-    )
+    two = RepoRun("sys", "two", "python", 1.0, {}, [_record("two", "symbol", False), _record("two", "semantic", True)])
     summary = aggregate([one, two])
     assert summary["per_category"]["symbol"]["ndcg10"] == pytest.approx((2 / 3 + 0.0) / 2)
     assert summary["per_category"]["semantic"]["ndcg10"] == 1.0  # only repo "two" has semantic queries
@@ -273,9 +271,7 @@ def test_macro_mean_skips_repos_with_nothing_scored() -> None:
 
 
 def test_no_target_queries_are_skipped_but_counted_as_zero_in_the_reference_variant() -> None:
-    skipped = QueryRecord(
-        "sys", "r", "python", 1, "q", "semantic", (), ("gone.py",), (hit("a.py"),), None, 1.0
-    )
+    skipped = QueryRecord("sys", "r", "python", 1, "q", "semantic", (), ("gone.py",), (hit("a.py"),), None, 1.0)
     summary = aggregate([RepoRun("sys", "r", "python", 1.0, {}, [_record("r", "semantic", True), skipped])])
     assert summary["overall"]["ndcg10"] == 1.0
     assert summary["queries_skipped"] == 1

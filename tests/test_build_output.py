@@ -44,25 +44,56 @@ def test_source_folders_named_like_build_output_are_indexed(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("tree", "skipped", "reason"),
     [
-        ({"Cargo.toml": "[package]\n", "src/lib.rs": "fn a() {}\n", "target/debug/build/gen.rs": "fn g() {}\n"},
-         "target/", "build output (Cargo)"),
-        ({"target/.rustc_info.json": "{}\n", "target/release/gen.rs": "fn g() {}\n", "src/lib.rs": "fn a() {}\n"},
-         "target/", "build output (Cargo)"),
-        ({"x/target/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n",
-          "x/target/gen.rs": "fn g() {}\n", "src/lib.rs": "fn a() {}\n"},
-         "x/target/", "build output (CACHEDIR.TAG)"),
-        ({"pom.xml": "<project/>\n", "src/A.java": "class A {}\n", "target/generated-sources/B.java": "class B {}\n"},
-         "target/", "build output (Maven)"),
-        ({"build.gradle.kts": "\n", "src/A.kt": "class A\n", "build/generated/B.kt": "class B\n"},
-         "build/", "build output (Gradle)"),
-        ({"pyproject.toml": "[project]\n", "pkg/a.py": "a = 1\n", "build/lib/pkg/a.py": "a = 1\n"},
-         "build/", "build output (setuptools)"),
-        ({"src/a.c": C, "cmake-build-debug/CMakeCache.txt": "x\n", "cmake-build-debug/gen.c": C},
-         "cmake-build-debug/", "build output (CMake)"),
+        (
+            {"Cargo.toml": "[package]\n", "src/lib.rs": "fn a() {}\n", "target/debug/build/gen.rs": "fn g() {}\n"},
+            "target/",
+            "build output (Cargo)",
+        ),
+        (
+            {"target/.rustc_info.json": "{}\n", "target/release/gen.rs": "fn g() {}\n", "src/lib.rs": "fn a() {}\n"},
+            "target/",
+            "build output (Cargo)",
+        ),
+        (
+            {
+                "x/target/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n",
+                "x/target/gen.rs": "fn g() {}\n",
+                "src/lib.rs": "fn a() {}\n",
+            },
+            "x/target/",
+            "build output (CACHEDIR.TAG)",
+        ),
+        (
+            {
+                "pom.xml": "<project/>\n",
+                "src/A.java": "class A {}\n",
+                "target/generated-sources/B.java": "class B {}\n",
+            },
+            "target/",
+            "build output (Maven)",
+        ),
+        (
+            {"build.gradle.kts": "\n", "src/A.kt": "class A\n", "build/generated/B.kt": "class B\n"},
+            "build/",
+            "build output (Gradle)",
+        ),
+        (
+            {"pyproject.toml": "[project]\n", "pkg/a.py": "a = 1\n", "build/lib/pkg/a.py": "a = 1\n"},
+            "build/",
+            "build output (setuptools)",
+        ),
+        (
+            {"src/a.c": C, "cmake-build-debug/CMakeCache.txt": "x\n", "cmake-build-debug/gen.c": C},
+            "cmake-build-debug/",
+            "build output (CMake)",
+        ),
         ({"src/a.c": C, "build/.ninja_log": "x\n", "build/gen.c": C}, "build/", "build output (Ninja)"),
         ({"src/A.java": "class A {}\n", "out/production/A.java": "class A {}\n"}, "out/", "build output (IntelliJ)"),
-        ({"package.json": "{}\n", "lib/axios.js": "let a;\n", "dist/axios.js": "let a;\n"},
-         "dist/", "build output (npm)"),
+        (
+            {"package.json": "{}\n", "lib/axios.js": "let a;\n", "dist/axios.js": "let a;\n"},
+            "dist/",
+            "build output (npm)",
+        ),
     ],
 )
 def test_build_output_is_skipped_with_its_reason(

@@ -53,8 +53,7 @@ SAMPLES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
         {"Foo": (2, 4), "Alias": (5, 5), "Color": (6, 6), "Bar": (7, 9)},
     ),
     "tsx": (
-        "export function App(): JSX.Element {\n  return <div>hi</div>;\n}\n"
-        "const Button = () => <button />;\n",
+        "export function App(): JSX.Element {\n  return <div>hi</div>;\n}\nconst Button = () => <button />;\n",
         {"App": (1, 3), "Button": (4, 4)},
     ),
     "go": (
@@ -82,18 +81,15 @@ SAMPLES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
         {"Foo": (2, 5), "IBar": (6, 6)},
     ),
     "java": (
-        "package a;\nimport java.util.List;\n/** Doc. */\n@Entity\npublic class Foo {\n"
-        "    public void m() { }\n}\n",
+        "package a;\nimport java.util.List;\n/** Doc. */\n@Entity\npublic class Foo {\n    public void m() { }\n}\n",
         {"Foo": (3, 7)},
     ),
     "kotlin": (
-        "package a\n\nclass Foo(val a: Int) {\n    fun m(): Int = 1\n}\n\nfun top(a: Int): Int {\n"
-        "    return a\n}\n",
+        "package a\n\nclass Foo(val a: Int) {\n    fun m(): Int = 1\n}\n\nfun top(a: Int): Int {\n    return a\n}\n",
         {"Foo": (3, 5), "top": (7, 9)},
     ),
     "scala": (
-        "package a\nclass Foo(a: Int) {\n  def m(x: Int): Int = x\n}\nobject Obj { val v = 1 }\n"
-        "def top(): Unit = ()\n",
+        "package a\nclass Foo(a: Int) {\n  def m(x: Int): Int = x\n}\nobject Obj { val v = 1 }\ndef top(): Unit = ()\n",
         {"Foo": (2, 4), "Obj": (5, 5), "top": (6, 6)},
     ),
     "swift": (
@@ -129,8 +125,7 @@ SAMPLES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
         {"Shape": (4, 4), "area": (6, 7), "main": (9, 10)},
     ),
     "ruby": (
-        "require 'x'\n# comment\nclass Foo < Bar\n  def initialize(a)\n    @a = a\n  end\nend\n"
-        "def top; end\n",
+        "require 'x'\n# comment\nclass Foo < Bar\n  def initialize(a)\n    @a = a\n  end\nend\ndef top; end\n",
         {"Foo": (2, 7), "top": (8, 8)},
     ),
     "php": (
@@ -289,9 +284,7 @@ def test_class_members_listed_when_class_fits() -> None:
 
 def _big_class(methods: int) -> str:
     body = "".join(
-        f"    def method_{i}(self, x):\n"
-        + "".join(f"        x = x + {j}\n" for j in range(8))
-        + "        return x\n\n"
+        f"    def method_{i}(self, x):\n" + "".join(f"        x = x + {j}\n" for j in range(8)) + "        return x\n\n"
         for i in range(methods)
     )
     return '# leading comment\nclass Big(Base):\n    """Big doc."""\n\n    LIMIT = 3\n\n' + body
@@ -338,8 +331,7 @@ def test_huge_function_split_keeps_name() -> None:
 
 def test_big_rust_impl_split_and_header_kept() -> None:
     methods = "".join(
-        f"    pub fn m{i}(&self) -> i32 {{\n" + "        let x = 1;\n" * 8 + "        x\n    }\n\n"
-        for i in range(10)
+        f"    pub fn m{i}(&self) -> i32 {{\n" + "        let x = 1;\n" * 8 + "        x\n    }\n\n" for i in range(10)
     )
     text = "struct S;\n\nimpl S {\n" + methods + "}\n"
     chunks = chunk_file("s.rs", text, "rust")
@@ -441,9 +433,7 @@ def test_crlf_and_no_trailing_newline() -> None:
 
 
 def test_unicode_spans_are_line_based() -> None:
-    text = (
-        '"""Ünïcødé ✓ 日本語."""\n\n\ndef grüße(名前):\n    return "héllo " + 名前\n\n\nclass Ñ:\n    pass\n'
-    )
+    text = '"""Ünïcødé ✓ 日本語."""\n\n\ndef grüße(名前):\n    return "héllo " + 名前\n\n\nclass Ñ:\n    pass\n'
     chunks = chunk_file("u.py", text, "python")
     f = _by_symbol(chunks, "grüße")
     assert (f.start_line, f.end_line) == (4, 5)
@@ -452,9 +442,7 @@ def test_unicode_spans_are_line_based() -> None:
 
 
 def test_markdown_sections() -> None:
-    text = (
-        "intro text\n\n# Title\n\nbody\n\n## Install\n\n```sh\n# not a heading\n```\n\nSetext\n======\nmore\n"
-    )
+    text = "intro text\n\n# Title\n\nbody\n\n## Install\n\n```sh\n# not a heading\n```\n\nSetext\n======\nmore\n"
     chunks = chunk_file("README.md", text, "markdown")
     assert [(c.symbols, c.start_line, c.end_line) for c in chunks] == [
         ((), 1, 1),
@@ -479,9 +467,7 @@ def test_deterministic() -> None:
 
 _line = st.one_of(
     st.text(alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\n"), max_size=30),
-    st.sampled_from(
-        ["def f():", "    return 1", "class A:", "  pass", "}", "{", "# h", "", "   ", "x = (", "@d"]
-    ),
+    st.sampled_from(["def f():", "    return 1", "class A:", "  pass", "}", "{", "# h", "", "   ", "x = (", "@d"]),
 )
 
 

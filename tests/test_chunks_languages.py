@@ -62,7 +62,7 @@ def test_r_functions_are_named_by_what_they_are_assigned_to() -> None:
 def test_r_an_object_of_methods_is_a_class_and_splits_into_named_methods() -> None:
     text = (
         'GeomThing <- ggproto("GeomThing", Geom,\n'
-        "  required_aes = c(\"x\", \"y\"),\n"
+        '  required_aes = c("x", "y"),\n'
         f"  setup_data = function(data, params) {{\n{_body(30, '    ')}    data\n  }},\n"
         f"  draw_panel = function(self, data, panel_params, coord) {{\n{_body(30, '    ')}    data\n  }}\n"
         ")\n"
@@ -116,7 +116,7 @@ def test_ocaml_lets_types_and_modules() -> None:
 
 
 def test_ocaml_interface_values_are_named_by_their_value_not_their_type() -> None:
-    text = "type t\n\nval empty : t\n\nval union : t -> t -> t\n\nexternal length : string -> int = \"%len\"\n"
+    text = 'type t\n\nval empty : t\n\nval union : t -> t -> t\n\nexternal length : string -> int = "%len"\n'
     spans = _spans(_chunks("lib/cset.mli", text, "ocaml"))
     assert spans["t"] == (1, 1, "type")
     assert spans["empty"] == (3, 3, "function")

@@ -111,9 +111,7 @@ def test_default_limit_is_one_megabyte(tmp_path: Path, monkeypatch: pytest.Monke
     assert result.skipped.examples["too-large"] == ["over.py"]
 
 
-def test_env_overrides_limit_and_argument_overrides_env(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_env_overrides_limit_and_argument_overrides_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     make(tmp_path, {"a.py": "x" * 50 + "\n", "b.py": "x" * 500 + "\n"})
     monkeypatch.setenv("CODEPITH_MAX_FILE_BYTES", "100")
     assert [f.rel_path for f in walk(tmp_path).files] == ["a.py"]

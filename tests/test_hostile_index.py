@@ -122,6 +122,7 @@ def test_a_chunker_error_gives_line_windows_and_is_reported(tmp_path: Path) -> N
     found = _cli(env, "search", "windowed_function", str(root), "-k", "1")
     assert "FILE bad.py  LINES 1-3" in found.stdout
 
+
 def test_a_file_of_more_definitions_than_a_segment_holds_does_not_fail_the_build(tmp_path: Path) -> None:
     """70,000 one-line functions (840 KB, under the default size limit) were 70,000 chunks, more than one
     index segment numbers: the whole build failed with an internal error."""
@@ -139,7 +140,6 @@ def test_a_file_of_more_definitions_than_a_segment_holds_does_not_fail_the_build
     assert "chunker error: more than 50000 chunks: 1 (e.g. generated.py)" in proc.stdout, proc.stdout
     found = _cli(env, "search", "fine_marker_function", str(root), "-k", "1")
     assert "FILE good.py" in found.stdout, found.stdout
-
 
 
 WORKER_FAULT = """

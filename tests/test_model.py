@@ -190,9 +190,7 @@ def test_weights_and_mapping_are_applied(tmp_path: Path) -> None:
     centroids = np.array([[1.0, 0.0], [0.0, 2.0]], dtype=np.float32)
     mapping = np.array([0, 0, 1, 1, 0, 1], dtype=np.int64)
     weights = np.array([1.0, 2.0, 3.0, 1.0, 1.0, 1.0], dtype=np.float32)
-    model = load_model(
-        str(make_model(tmp_path / "q", centroids, normalize=False, weights=weights, mapping=mapping))
-    )
+    model = load_model(str(make_model(tmp_path / "q", centroids, normalize=False, weights=weights, mapping=mapping)))
     out = model.encode(["hello world"])
     np.testing.assert_allclose(out[0], (2.0 * centroids[0] + 3.0 * centroids[1]) / 2)
 

@@ -13,7 +13,7 @@ from codepith.model.loader import DATA_DIR, load_model
 
 TEXTS = [
     "def parse_http_response(raw: bytes) -> Response:\n    return Response(raw.decode('utf-8'))\n",
-    "class OAuth2PasswordBearer(OAuth2):\n\t\"\"\"Bearer tokens; see RFC-6750 §2.1\"\"\"",
+    'class OAuth2PasswordBearer(OAuth2):\n\t"""Bearer tokens; see RFC-6750 §2.1"""',
     "naïve café: non-ASCII text takes the tokenizer's own path",
     "a [PAD] token and [UNK] in raw text",
     "foo[PAD]bar[UNK][PAD]",

@@ -234,7 +234,7 @@ def test_barrels_are_recognised_by_content() -> None:
     assert is_wiring("  alias Foo.Bar\n  defdelegate fetch(map, key), to: Map\n  defdelegate put(m, k, v), to: Map\n")
     assert is_wiring("module Options.Applicative (\n  module X,\n  , long\n  , short\n  ) where\nimport Data.List\n")
     assert is_wiring('local utils = require "pl.utils"\nlocal tablex = require("pl.tablex")\n')
-    assert is_wiring("#import \"CDVPlugin.h\"\n#import <UIKit/UIKit.h>\n@import WebKit;\n@class CDVView;\n")  # ObjC
+    assert is_wiring('#import "CDVPlugin.h"\n#import <UIKit/UIKit.h>\n@import WebKit;\n@class CDVView;\n')  # ObjC
     assert not is_wiring("def f(x):\n    return x\n\n\nclass A:\n    pass\n")
     real = "  def fetch(map, key) do\n    Map.fetch(map, key)\n  end\n  defdelegate put(m, k, v), to: Map\n"
     assert not is_wiring(real)
@@ -327,9 +327,29 @@ def test_unit_groups_found_in_the_listing_equal_the_unit_map() -> None:
     from codepith.search import companions as comp
 
     paths = [
-        "Foo.h", "src/foo.cpp", "src/foo-inl.h", "lib/foo_impl.cc", "foo/bar.c", "foobar.h", "a/foo.bar.h",
-        "a/foo.bar.cc", "b/FOO_IMPL.hpp", "b/foo_impl.hpp", "c/foo.py", "d/foo.", "e/xfoo.c", "f/foo.c.orig",
-        "utils/x.h", "utils/x.c", "g/x.h", "h/x.h", "i/x.h", "j/x.cpp", "k/core.h", "k/core.c", "core.c",
+        "Foo.h",
+        "src/foo.cpp",
+        "src/foo-inl.h",
+        "lib/foo_impl.cc",
+        "foo/bar.c",
+        "foobar.h",
+        "a/foo.bar.h",
+        "a/foo.bar.cc",
+        "b/FOO_IMPL.hpp",
+        "b/foo_impl.hpp",
+        "c/foo.py",
+        "d/foo.",
+        "e/xfoo.c",
+        "f/foo.c.orig",
+        "utils/x.h",
+        "utils/x.c",
+        "g/x.h",
+        "h/x.h",
+        "i/x.h",
+        "j/x.cpp",
+        "k/core.h",
+        "k/core.c",
+        "core.c",
     ]
 
     class Fake:

@@ -207,9 +207,7 @@ def test_clone_at_ref(
     ref = {"tag": "v1", "branch": "dev", "commit": first}[which]
     (root,) = resolve_repo(f"file://{bare}@{ref}", base=tmp_path, cache=tmp_path / "cache")
     assert "first_version" in (root / "app.py").read_text()
-    head = subprocess.run(
-        ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True
-    ).stdout
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     assert head.strip() == first
 
 

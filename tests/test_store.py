@@ -947,7 +947,7 @@ def test_a_large_store_asks_for_what_a_search_reads_and_finds_the_same(tmp_path:
     monkeypatch.setattr(
         pages.MapPages,
         "absent",
-        lambda self, offset, length: (real_absent(self, offset, length) | missing["all"]),
+        lambda self, offset, length: real_absent(self, offset, length) | missing["all"],
     )
 
     def heads_asked(since: int) -> int:

@@ -377,4 +377,3 @@ def test_a_command_under_a_lock_says_so_once(tmp_path: Path, model, monkeypatch,
         holder.execute("ROLLBACK")
         holder.close()
     assert said.count("as last written") == 1, said
-

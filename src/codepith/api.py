@@ -863,7 +863,6 @@ class Index:
         idxs = self.corpus.chunk_indices(file_path)
         return self.corpus.chunks[idxs[0]].language if idxs else ""
 
-
     @_locked
     def definitions(self, file_path: str, language: str) -> tuple[Definition, ...]:
         """Every definition of an indexed file (a result path), parsed from disk; () when unknown."""

@@ -106,9 +106,7 @@ _C_CONDITIONALS = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "pre
 
 # -- special cases -------------------------------------------------------------------------------------
 
-_JS_FUNC_VALUES = frozenset(
-    {"arrow_function", "function_expression", "function", "generator_function", "class"}
-)
+_JS_FUNC_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function", "class"})
 
 
 def _js_declaration(node: Node) -> Classified | None:
@@ -134,9 +132,7 @@ def _go_type(node: Node) -> Classified | None:
     for spec in node.named_children:
         if spec.type in ("type_spec", "type_alias"):
             body = spec.child_by_field_name("type")
-            kind = {"struct_type": "struct", "interface_type": "interface"}.get(
-                body.type if body else "", "type"
-            )
+            kind = {"struct_type": "struct", "interface_type": "interface"}.get(body.type if body else "", "type")
             return kind, _ident(spec.child_by_field_name("name")), node
     return None
 
@@ -603,9 +599,7 @@ SPECS: dict[str, LangSpec] = {
         special={"variable_declaration": _zig_var, "test_declaration": _zig_test},
     ),
     "bash": LangSpec(defs={"function_definition": "function"}),
-    "elixir": LangSpec(
-        defs={}, prefixes=frozenset({"comment", "unary_operator"}), special={"call": _elixir_call}
-    ),
+    "elixir": LangSpec(defs={}, prefixes=frozenset({"comment", "unary_operator"}), special={"call": _elixir_call}),
     "haskell": LangSpec(
         defs={
             "function": "function",
@@ -786,9 +780,7 @@ class _Walker:
                 stack.append(iter(node.children))
             else:
                 out.append(
-                    _Item(
-                        node, start, end, sbyte, ebyte, prefix=node.type in spec.prefixes, named=node.is_named
-                    )
+                    _Item(node, start, end, sbyte, ebyte, prefix=node.type in spec.prefixes, named=node.is_named)
                 )
         return out
 

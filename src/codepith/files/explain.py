@@ -44,9 +44,7 @@ def explain_hidden(hidden: Sequence[IgnoreHit], files: int) -> list[str]:
         head = f"ignore rules hid everything ({total} files and folders):"
     lines = [head]
     for hit in hidden[:MAX_RULES]:
-        lines.append(
-            f"  {hit.source} line {hit.line} '{hit.rule.strip()}' hid {hit.count}{_examples(hit.examples)}"
-        )
+        lines.append(f"  {hit.source} line {hit.line} '{hit.rule.strip()}' hid {hit.count}{_examples(hit.examples)}")
         lines.append(f"    {_override(hit)}")
     return lines
 

@@ -633,6 +633,8 @@ def _write_jobs(stream: IO[bytes], jobs: list[tuple[Any, ...]], *, close: bool =
 
 
 _TOKENIZERS_ENV = "TOKENIZERS_PARALLELISM"
+
+
 def _forked_main(
     jobs: Sequence[Job],
     share: list[int],

@@ -605,9 +605,7 @@ def _fetch_from_hub(repo_id: str) -> Path:
 def _find_layout(folder: Path) -> _Layout:
     """model2vec's own layout, or the sentence-transformers StaticEmbedding layout it also writes."""
     if (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file():
-        return _Layout(
-            folder / "config.json", folder / "model.safetensors", folder / "tokenizer.json", "embeddings"
-        )
+        return _Layout(folder / "config.json", folder / "model.safetensors", folder / "tokenizer.json", "embeddings")
     sub = folder / "0_StaticEmbedding"
     if (sub / "model.safetensors").is_file() and (sub / "tokenizer.json").is_file():
         return _Layout(
@@ -616,9 +614,7 @@ def _find_layout(folder: Path) -> _Layout:
             sub / "tokenizer.json",
             "embedding.weight",
         )
-    raise ModelError(
-        f"'{_named(folder)}' is not a model2vec model folder (needs model.safetensors and tokenizer.json)"
-    )
+    raise ModelError(f"'{_named(folder)}' is not a model2vec model folder (needs model.safetensors and tokenizer.json)")
 
 
 def _load_folder(folder: Path, name: str) -> StaticModel:

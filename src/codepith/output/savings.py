@@ -223,10 +223,7 @@ def _num(n: int) -> str:
 
 def _row(label: str, totals: Totals) -> str:
     saved = f"{_num(totals.saved_tokens)} ({totals.saved_ratio:.0%})"
-    return (
-        f"{label:<14}{totals.calls:>7}{_num(totals.returned_tokens):>10}"
-        f"{_num(totals.source_tokens):>10}  {saved}"
-    )
+    return f"{label:<14}{totals.calls:>7}{_num(totals.returned_tokens):>10}{_num(totals.source_tokens):>10}  {saved}"
 
 
 def format_summary(s: Summary) -> str:

@@ -82,13 +82,7 @@ def _file_urls_allowed() -> bool:
 
 def check_ref(ref: str) -> str:
     """A branch, tag or commit name that git cannot read as an option or a path trick."""
-    if (
-        not _REF_RE.match(ref)
-        or ".." in ref
-        or "//" in ref
-        or ref.endswith((".lock", "/", "."))
-        or "@{" in ref
-    ):
+    if not _REF_RE.match(ref) or ".." in ref or "//" in ref or ref.endswith((".lock", "/", ".")) or "@{" in ref:
         raise CodepithError(f"not a valid git ref: {ref!r} (give a branch, tag or commit)")
     return ref
 

@@ -458,7 +458,6 @@ class Store:
             self._lock.release()
 
 
-
 def _changed_fresh(con: sqlite3.Connection, fresh: Any) -> list[tuple[str, str]]:
     """The ``fresh`` row to write, or none when the stored one says the same: on the kernel it is 1.7 MB
     (every folder's stamp, every skipped path), and an edit in place leaves it as it was, so rewriting it

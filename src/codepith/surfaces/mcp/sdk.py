@@ -44,9 +44,7 @@ def build_server(handlers: dict[str, Handler]) -> Server[Any]:
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name
         args = dict(params.arguments or {})
         handler = handlers.get(name)

@@ -33,9 +33,7 @@ def serve(
     Requests may reach only the PATH folders (the current folder when none), the ``allow`` folders and
     clones of git URLs the server makes (see service/confine.py).
     """
-    logging.basicConfig(
-        level=logging.WARNING, format="codepith: %(levelname)s: %(message)s", stream=sys.stderr
-    )
+    logging.basicConfig(level=logging.WARNING, format="codepith: %(levelname)s: %(message)s", stream=sys.stderr)
     logging.captureWarnings(True)  # warnings reach stderr through logging, never stdout
     cwd = Path(os.getcwd()).resolve()
     items = [paths] if isinstance(paths, str) else list(paths or [])
