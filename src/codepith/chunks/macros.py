@@ -58,8 +58,7 @@ def _after_statement(src: bytes, at: int) -> bool:
 def _in_comment_or_string(before: bytes) -> bool:
     """Whether a word after ``before`` on its line is in a comment or a string, as far as that line
     tells (a comment's own lines start with ``*`` by custom): blanking it there would only cost a parse."""
-    lead = before.lstrip()
-    return lead.startswith((b"*", b"/*", b"//")) or b"/*" in before or b"//" in before or before.count(b'"') % 2 == 1
+    return before.lstrip().startswith(b"*") or b"/*" in before or b"//" in before or before.count(b'"') % 2 == 1
 
 
 def _in_directive(before: bytes, above: bytes) -> bool:
@@ -70,10 +69,8 @@ def mask_macros(src: bytes) -> bytes:
     """``src`` with its keyword-like macros blanked; ``src`` itself when there is none."""
     spans: list[tuple[int, int]] = []
     for m in _LONE.finditer(src):
-        before, above = _line_of(src, m.start(1))
-        if above.rstrip().endswith(b"\\"):
-            continue
-        if _after_statement(src, m.start()):
+        _, above = _line_of(src, m.start(1))
+        if not above.rstrip().endswith(b"\\") and _after_statement(src, m.start()):  # not a directive's line
             spans.append((m.start(1), m.end(1)))
     for m in _LEADING.finditer(src):
         if m.start() and src[m.start() - 1] in _MEMBER_OR_DIRECTIVE:
