@@ -473,9 +473,9 @@ def test_worker_processes_give_the_same_index(tmp_path: Path, model, monkeypatch
     pools: list[bool] = []
     real_init = workers._Pool.__init__
 
-    def init(self, jobs, n, timeout, finish, fork):  # type: ignore[no-untyped-def]
+    def init(self, jobs, n, timeout, finish, fork, *rest):  # type: ignore[no-untyped-def]
         pools.append(fork)
-        real_init(self, jobs, n, timeout, finish, fork)
+        real_init(self, jobs, n, timeout, finish, fork, *rest)
 
     monkeypatch.setattr(workers._Pool, "__init__", init)
     shared = codepith.Index.from_path(tmp_path, model=model, use_cache=False)
@@ -538,3 +538,49 @@ def test_a_second_worker_is_forked_only_for_what_it_saves() -> None:
     assert fork_saving([64_000, 6_000, 6_000, 7_000]) == 19_000 < FORK_SAVING_CHARS
     assert fork_saving([100_000, 100_000]) == 100_000
     assert fork_saving([5]) == 0 and fork_saving([]) == 0
+
+
+def test_a_small_forked_build_is_helped_by_this_process(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A build forked only for a second core forks one worker fewer: this process takes jobs from the
+    same queue, its journal marked before each, and every job comes back once, in order. A suspect a
+    build that died in a parse left in the journal sends the batch to workers alone, as before."""
+    import os
+
+    from codepith.index import workers
+    from codepith.index.journal import Journal
+
+    if not workers.can_fork():
+        pytest.skip("fork is not safe in this process (not Linux, or other threads are running)")
+    monkeypatch.setenv("CODEPITH_WORKERS", "2")
+    monkeypatch.setattr(workers, "FORK_SAVING_CHARS", 1)
+    jobs = [
+        (f"pkg/m{i}.py", f"def handler_{i}(request):\n    return route(request, {i})\n" * 40, "python")
+        for i in range(12)
+    ]
+    sizes: list[tuple[int, bool]] = []
+    real_init = workers._Pool.__init__
+
+    def init(self, jobs, n, timeout, finish, fork, helping=None):  # type: ignore[no-untyped-def]
+        sizes.append((n, helping is not None))
+        real_init(self, jobs, n, timeout, finish, fork, helping)
+
+    monkeypatch.setattr(workers._Pool, "__init__", init)
+
+    def finish(rel: str, got: workers.FileAnalysis) -> tuple[str, int, list[int]]:
+        return rel, os.getpid(), [c.start_line for c in got.chunks]
+
+    journal = tmp_path / "parsing"
+    got = list(workers.prepare_all(jobs, finish, journal))
+    assert [g[0] for g in got] == [j[0] for j in jobs]
+    alone = [finish(j[0], workers.analyze_one(*j)) for j in jobs]
+    assert [g[2] for g in got] == [a[2] for a in alone]
+    assert sizes == [(1, True)], "one forked worker, and this process helping"
+    assert Journal(journal).suspects == frozenset(), "the journal names no file in flight after the batch"
+    assert len({g[1] for g in got} - {os.getpid()}) <= 1, "only one other process did any job"
+
+    sizes.clear()
+    journal.write_bytes(b"\0pkg/m3.py\0\0")  # a build died chunking pkg/m3.py
+    got = list(workers.prepare_all(jobs, finish, journal))
+    assert [g[2] for g in got] == [a[2] for a in alone]
+    assert sizes == [(2, False)], "with a suspect among the jobs, workers do them all"
+    assert os.getpid() not in {g[1] for g in got}
