@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -121,3 +123,72 @@ def test_a_forked_child_watches_with_its_own_queue(tree: Path, watcher: QueueWat
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert watcher.take() == {"a.py"}, "the parent sees the child's edit in its own queue"
+
+
+def test_closing_does_not_wait_for_the_kernel_to_let_the_queue_go(tree: Path, watcher: QueueWatcher) -> None:
+    """The kernel's close of an inotify queue can sleep for an RCU grace period: a dropped index must not."""
+    queue = watcher._queue
+    released, closed = threading.Event(), threading.Event()
+    real_close = queue.close
+
+    def slow_close() -> None:  # a close the kernel holds up until told
+        released.wait(10)
+        real_close()
+        closed.set()
+
+    queue.close = slow_close
+    stopper = threading.Thread(target=watcher.close)
+    stopper.start()
+    stopper.join(5)
+    try:
+        assert not stopper.is_alive(), "close waited for the queue's own close"
+        assert watcher.take() is None and not watcher.alive
+    finally:
+        released.set()
+    assert closed.wait(5), "the queue is closed all the same"
+
+
+def test_a_queue_still_closing_does_not_keep_the_next_build_from_forking(
+    tree: Path, watcher: QueueWatcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codepith.index.forking import can_fork
+
+    monkeypatch.delenv("CODEPITH_FORK", raising=False)
+    if threading.active_count() != 1:
+        pytest.skip("another thread runs in this test process")
+    queue = watcher._queue
+    real_close = queue.close
+
+    def slow_close() -> None:
+        time.sleep(0.2)
+        real_close()
+
+    queue.close = slow_close
+    watcher.close()
+    assert threading.active_count() == 2, "the queue is closing on a thread of its own"
+    assert can_fork(), "a fork waits for the close rather than giving up the second core"
+    assert threading.active_count() == 1 and queue.closed
+
+
+def test_a_queue_is_closed_in_place_when_no_thread_can_start(
+    tree: Path, watcher: QueueWatcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue = watcher._queue
+
+    def no_thread(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    watcher.close()  # raises nothing
+    assert queue.closed and watcher.take() is None
+    assert not any(c.is_alive() for c in queue_watch._closing), "no closer is left to wait for"
+
+
+def test_closers_are_not_kept_once_done(tree: Path) -> None:
+    for _ in range(20):  # a server that rewatches all day
+        w = QueueWatcher(tree)
+        assert w.start()
+        w.close()
+        for closer in list(queue_watch._closing):
+            closer.join(5)
+    assert len(queue_watch._closing) <= 1, "only the newest closer, if any, is remembered"

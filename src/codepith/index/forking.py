@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
+
+from codepith.files.queue_watch import settle_closes
 
 
 def can_fork() -> bool:
@@ -13,4 +14,6 @@ def can_fork() -> bool:
     ``CODEPITH_FORK=0`` turns them off."""
     if os.environ.get("CODEPITH_FORK", "").strip() == "0":
         return False
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+    if not (sys.platform.startswith("linux") and hasattr(os, "fork")):
+        return False
+    return settle_closes() == 1  # a dropped index's watcher may still be closing: not a reason not to fork
