@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,19 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
     from codepith.model.loader import load_model
 
     return load_model(str(make_tiny_model(tmp_path_factory.mktemp("tiny-model"))))
+
+
+@pytest.fixture
+def forkable() -> None:
+    """A test of forked workers runs with no other thread in this process: the helper a service test kept
+    is dropped (the next service starts its own) and queues still closing are waited for."""
+    from codepith.index import workers
+    from codepith.index.forking import can_fork
+
+    workers.drop_helper()
+    tqdm = sys.modules.get("tqdm")  # a library's progress monitor thread, started by a benchmark test
+    monitor = getattr(getattr(tqdm, "tqdm", None), "monitor", None)
+    if monitor is not None:
+        monitor.exit()
+    if not can_fork():
+        pytest.skip("fork is not safe in this process (not Linux, or other threads are running)")

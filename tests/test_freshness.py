@@ -564,6 +564,9 @@ def test_a_large_trees_first_look_checks_its_stats_in_a_child_and_gets_them_righ
     assert stats.changed == 1 and stats.removed == 1
     assert "core_renamed_later" in [s for r in reopened.search("core renamed later") for s in r.chunk.symbols]
     assert _state(reopened) == _state(_full(root, model))
+    from codepith.index.workers import reap_exited
+
+    assert reap_exited(wait=True) == 0  # the builds' workers said they were done and are reaped by now
     kids = Path(f"/proc/self/task/{os.getpid()}/children").read_text().split()
     assert not kids, [Path(f"/proc/{k}/cmdline").read_bytes() for k in kids]
 

@@ -149,7 +149,7 @@ def test_closing_does_not_wait_for_the_kernel_to_let_the_queue_go(tree: Path, wa
 
 
 def test_a_queue_still_closing_does_not_keep_the_next_build_from_forking(
-    tree: Path, watcher: QueueWatcher, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch, forkable: None, tree: Path, watcher: QueueWatcher
 ) -> None:
     from codepith.index.forking import can_fork
 

@@ -30,6 +30,7 @@ Builds too small for a pool chunk in-process, except in a long-lived process tha
 
 from __future__ import annotations
 
+import atexit
 import faulthandler
 import logging
 import os
@@ -70,6 +71,7 @@ MIN_FILES = 200  # below this, started workers' start-up (~0.3 s) costs more tha
 FORK_SAVING_CHARS = 40_000
 MAX_RESTARTS = 8  # per worker slot; past it the rest of the share runs in this process
 _READY = "codepith-worker-ready"  # the first message: imports worked, later deaths are a file's doing
+_DONE = "codepith-worker-done"  # a forked worker's last message: every job it took is answered
 LEGACY_JOB_PREFIX = "codepith-jobs-"  # job files of older versions, in the system temp folder
 LEGACY_STALE_SECONDS = 3600.0
 
@@ -118,12 +120,15 @@ def prepare_all(jobs: Sequence[Job], finish: Finish[R], journal: Path | None = N
         helping.close(())
         helping = None
     pool = _Pool(jobs, workers - (helping is not None), file_timeout(), finish, fork, helping)
+    answered = False
     try:
         for i, job in enumerate(jobs):
             got = pool.take(i)
+            if i == len(jobs) - 1:
+                answered = True  # before the last yield: the caller may take its time with it
             yield got if got is not None else finish(job[0], analyze_one(*job))
     finally:
-        pool.close()
+        pool.close(answered)
 
 
 def fork_saving(sizes: Sequence[int]) -> int:
@@ -154,10 +159,12 @@ def _isolated(job: Job, finish: Finish[R]) -> R:
     """One job in a worker of its own (forked where safe, else started), with the per-file timeout."""
     log.info("chunking %s in a worker: the last build stopped while chunking it", job[0])
     pool = _Pool([job], 1, file_timeout(), finish, can_fork())
+    answered = False
     try:
         got = pool.take(0)
+        answered = True
     finally:
-        pool.close()
+        pool.close(answered)
     return got if got is not None else finish(job[0], line_windows(*job, "worker could not start"))
 
 
@@ -256,6 +263,34 @@ class _Forked:
 
 _Proc = subprocess.Popen[bytes] | _Forked
 
+# Forked workers that said they were done and are exiting. Linux tears a process's memory down before it
+# closes its files, which took a worker with the model and grammars mapped 4-6 ms (a small build's
+# close waited for it); the build goes on at once, and the next pool (or ``reap_exited``) reaps them.
+_exiting: list[_Forked] = []
+_exiting_lock = threading.Lock()
+_reap_at_exit = False
+DONE_WAIT = 0.05  # seconds a finished pool's close waits for a worker's last word before it kills it
+
+
+def _reap_later(proc: _Forked) -> None:
+    """Leave a done worker to exit on its own; this process reaps it before it ends itself at the latest,
+    so that no zombie outlives it and the worker's CPU time is counted as this process's children's."""
+    global _reap_at_exit
+    with _exiting_lock:
+        _exiting.append(proc)
+        if not _reap_at_exit:
+            atexit.register(reap_exited, True)
+            _reap_at_exit = True
+
+
+def reap_exited(wait: bool = False) -> int:
+    """Reap the done workers that have exited (all of them with ``wait``); returns how many are left."""
+    with _exiting_lock:
+        for proc in list(_exiting):
+            if (proc.wait() if wait else proc.poll()) is not None:
+                _exiting.remove(proc)
+        return len(_exiting)
+
 
 @dataclass
 class _Slot:
@@ -270,6 +305,8 @@ class _Slot:
     restarts: int = 0
     finished: bool = False  # no more results will come from a worker: take() runs the rest here
     current: int | None = None  # a worker fed by the shared queue: the job it took and has not answered
+    said_done: bool = False  # the worker answered all it took and is exiting: reaped later (``_exiting``)
+    reader: threading.Thread | None = None
 
 
 class _Pool(Generic[R]):
@@ -300,6 +337,7 @@ class _Pool(Generic[R]):
         else:
             self._slots = [_Slot(share) for share in balanced_shares([len(job[1]) for job in jobs], workers)]
         self._slot_of = {i: s for s in self._slots for i in s.jobs}
+        reap_exited()
         # this process's own share of the queue (``take``): its journal, and the jobs it did
         self._helping = helping if self._queue is not None else None
         self._helped: list[str] = []
@@ -337,7 +375,8 @@ class _Pool(Generic[R]):
             return
         if jobs:
             threading.Thread(target=self._feed, args=(proc, jobs), daemon=True).start()
-        threading.Thread(target=self._read, args=(slot, proc), daemon=True).start()
+        slot.reader = threading.Thread(target=self._read, args=(slot, proc), daemon=True)
+        slot.reader.start()
 
     def _fork_worker(self, share: list[int]) -> _Forked:
         read_fd, write_fd = os.pipe()
@@ -375,6 +414,8 @@ class _Pool(Generic[R]):
                 with self._done:
                     if msg == _READY:
                         slot.ready = True
+                    elif msg == _DONE:
+                        slot.said_done = True
                     elif isinstance(msg, int):  # a queue worker took this job
                         slot.current = msg
                     else:
@@ -391,6 +432,12 @@ class _Pool(Generic[R]):
         finally:
             if stream is not None:
                 stream.close()
+        if slot.said_done and isinstance(proc, _Forked):
+            _reap_later(proc)
+            with self._done:
+                slot.finished = True
+                self._done.notify_all()
+            return
         code = proc.wait()
         with self._done:
             self._after_exit(slot, code)
@@ -501,17 +548,22 @@ class _Pool(Generic[R]):
                 slot.timed_out = True
                 proc.kill()
 
-    def close(self) -> None:
+    def close(self, answered: bool = False) -> None:
+        """Stop the workers. ``answered``: every job has its result, so a forked worker is only saying it
+        is done; its last word is waited for (briefly), and its exit is not."""
         with self._done:
             self._closed = True
             self._end_help()  # also after an exception here: this process is alive, no parse killed it
         for slot in self._slots:
+            if answered and self._fork and slot.reader is not None:
+                slot.reader.join(DONE_WAIT)
             proc = slot.proc
-            if proc is None:
+            if proc is None or slot.said_done:
                 continue
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+        reap_exited()
         if self._queue is not None:
             os.close(self._queue)
             self._queue = None
@@ -538,6 +590,20 @@ def keep_helper() -> None:
             _helper.start()
 
 
+def drop_helper() -> None:
+    """Stop the kept helper, if any, and its reader thread: builds chunk in-process (or fork) again until
+    ``keep_helper`` is called anew (a server shutting down, a test that needs this process to fork)."""
+    global _helper
+    with _helper_lock:
+        helper, _helper = _helper, None
+    if helper is not None:
+        with helper._lock:
+            helper._stop()
+            drainer = helper._drainer
+        if drainer is not None:
+            drainer.join(5)
+
+
 _GONE = object()  # the helper's output ended
 
 
@@ -552,6 +618,7 @@ class _Helper:
         self._next = 0  # job ids are never reused, so a result of a dead batch is never taken for another
         self._reason = ""  # why the last helper was stopped, for the file it was on
         self._ready = False
+        self._drainer: threading.Thread | None = None
 
     def analyze(self, jobs: Sequence[Job]) -> Iterator[FileAnalysis | None]:
         """Each job's analysis in order; None for a job this process must do itself (no helper)."""
@@ -592,7 +659,8 @@ class _Helper:
             self._broken = True
             return
         self._proc, self._out, self._ready = proc, queue.Queue(), False
-        threading.Thread(target=_drain, args=(proc, self._out), daemon=True).start()
+        self._drainer = threading.Thread(target=_drain, args=(proc, self._out), daemon=True)
+        self._drainer.start()
 
     def _ensure(self) -> bool:
         """A running helper that has said it is ready (started again if it died); False if it cannot be."""
@@ -725,6 +793,9 @@ def _forked_main(
             pickle.dump((i, done), out, protocol=pickle.HIGHEST_PROTOCOL)
             out.flush()
         code = 0
+        if os.getppid() == parent:
+            pickle.dump(_DONE, out)
+        out.close()  # the parent's end sees the stream close now, not after this process is torn down
     except BaseException:  # noqa: BLE001 - a broken pipe or ^C: nobody wants the rest
         code = 1
     finally:
