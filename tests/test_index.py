@@ -597,6 +597,7 @@ def test_a_done_workers_exit_is_not_waited_for_and_it_is_reaped_later(monkeypatc
 
     workers.reap_exited(wait=True)
     monkeypatch.setenv("CODEPITH_WORKERS", "2")
+    monkeypatch.setattr(workers, "DONE_WAIT", 30.0)  # a loaded machine may be slow to pass on the last word
     jobs = [(f"m{i}.py", f"def f_{i}(x):\n    return x + {i}\n" * 30, "python") for i in range(workers.MIN_FILES)]
     waits: list[int] = []
     real_wait = workers._Forked.wait
