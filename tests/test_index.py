@@ -450,7 +450,7 @@ def test_a_folder_that_changed_is_walked_alone(tmp_path: Path, model) -> None:  
 
 
 @pytest.mark.parametrize("how", ["forked", "started", "broken-workers"])
-def test_worker_processes_give_the_same_index(tmp_path: Path, model, monkeypatch, how: str) -> None:  # type: ignore[no-untyped-def]
+def test_worker_processes_give_the_same_index(tmp_path: Path, model, monkeypatch, request, how: str) -> None:  # type: ignore[no-untyped-def]
     from codepith.index import workers
 
     files = {f"pkg/m{i}.py": f"def handler_{i}(request):\n    return route(request, {i})\n" for i in range(9)}
@@ -463,9 +463,7 @@ def test_worker_processes_give_the_same_index(tmp_path: Path, model, monkeypatch
     monkeypatch.setattr(workers, "MIN_FILES", 1)
     monkeypatch.setenv("CODEPITH_FORK", "1" if how == "forked" else "0")
     if how == "forked":
-        workers.drop_helper()  # a service test's kept helper would keep this process from forking
-    if how == "forked" and not workers.can_fork():
-        pytest.skip("fork is not safe in this process (not Linux, or other threads are running)")
+        request.getfixturevalue("forkable")
     private_tmp = tmp_path / "tmp"  # never the shared temp folder: other codepith runs use it too
     private_tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(private_tmp))
@@ -592,6 +590,7 @@ def test_a_done_workers_exit_is_not_waited_for_and_it_is_reaped_later(monkeypatc
     worker is reaped later: no zombie is left, and its CPU time is this process's children's."""
     import os
     import resource
+    import threading
 
     from codepith.index import workers
 
@@ -613,19 +612,13 @@ def test_a_done_workers_exit_is_not_waited_for_and_it_is_reaped_later(monkeypatc
     assert waits == [], "the build waited for a worker's exit"
     pids = [proc.pid for proc in workers._exiting]
     assert len(pids) == 2, "both workers said they were done and are left to exit"
-    assert threading_alone(), "no reader thread is left behind to keep the next build from forking"
+    assert threading.active_count() == 1, "no reader thread is left behind to keep the next build from forking"
     assert workers.reap_exited(wait=True) == 0
     for pid in pids:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)  # reaped: no zombie
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert after.ru_utime + after.ru_stime > before.ru_utime + before.ru_stime, "the workers' time is counted"
-
-
-def threading_alone() -> bool:
-    import threading
-
-    return threading.active_count() == 1
 
 
 def test_a_dropped_helper_leaves_no_thread_and_builds_go_on_without_it(tmp_path: Path, model) -> None:  # type: ignore[no-untyped-def]

@@ -563,7 +563,6 @@ class _Pool(Generic[R]):
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
-        reap_exited()
         if self._queue is not None:
             os.close(self._queue)
             self._queue = None
